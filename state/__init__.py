@@ -1,0 +1,47 @@
+"""State schema, runtime context, reducers and token counting (imports nothing of ours)."""
+
+from state.schema import (
+    ORCHESTRATOR,
+    RETURN_CONDITIONS,
+    ActiveHandover,
+    HandoverContext,
+    HandoverRecord,
+    HandoverState,
+    InputState,
+    OutputState,
+    append_trail,
+    coerce_context,
+)
+from state.tokens import (
+    DEFAULT_ENCODING,
+    EncodingUnavailableError,
+    TokenCounter,
+    count_message_tokens,
+    count_tokens,
+    encoding_name_for_model,
+    get_encoding,
+    install_offline_encoding,
+    token_counter,
+)
+
+__all__ = [
+    "ORCHESTRATOR",
+    "RETURN_CONDITIONS",
+    "ActiveHandover",
+    "DEFAULT_ENCODING",
+    "EncodingUnavailableError",
+    "HandoverContext",
+    "HandoverRecord",
+    "HandoverState",
+    "InputState",
+    "OutputState",
+    "TokenCounter",
+    "append_trail",
+    "coerce_context",
+    "count_message_tokens",
+    "count_tokens",
+    "encoding_name_for_model",
+    "get_encoding",
+    "install_offline_encoding",
+    "token_counter",
+]

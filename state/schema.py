@@ -1,0 +1,185 @@
+"""The graph's state and runtime context: JSON-friendly values only.
+
+Messages are LangChain messages (LangGraph serialises them natively); every
+other value is a str, int, list or dict, so checkpoints and the LangGraph
+server API carry them without custom types.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal
+
+from langchain_core.messages import AnyMessage
+from langgraph.graph.message import add_messages
+from typing_extensions import NotRequired, TypedDict
+
+ORCHESTRATOR = "orchestrator"
+"""Node name and `active_agent` value of the orchestrator (profile a0_software_orchestrator)."""
+
+ReturnCondition = Literal["user_request", "task_complete", "after_reply"]
+RETURN_CONDITIONS: dict[str, str] = {
+    "user_request": "the specialist keeps the conversation until the user asks to go back",
+    "task_complete": "the specialist works until done, then hands back in the same run",
+    "after_reply": "the specialist answers once; the next user turn goes to the orchestrator",
+}
+
+
+def append_trail(left: list[dict] | None, right: list[dict] | dict | None) -> list[dict]:
+    """Reducer for the handover trail: append-only, never rewritten."""
+    merged = list(left or [])
+    if right is None:
+        return merged
+    merged.extend([right] if isinstance(right, dict) else right)
+    return merged
+
+
+class HandoverRecord(TypedDict):
+    """One entry of the trail: a handover, a refused handover or a return."""
+
+    kind: Literal["handover", "refused", "return"]
+    from_agent: str
+    to_agent: str
+    reason: str
+    topic: str
+    return_condition: str
+    estimated_tokens: int
+    briefing_path: str
+    time: str
+    error: NotRequired[str]
+
+
+class ActiveHandover(TypedDict, total=False):
+    """The package the active specialist works from (the tool's package + rendering)."""
+
+    handover_id: str
+    specialist: str
+    topic: str
+    summary: str
+    briefing_file: str
+    estimated_tokens: int
+    max_context_tokens: int
+    oversize_warning: bool
+    rendered: str
+    reason: str
+    return_condition: str
+    root_return_condition: str
+    from_agent: str
+    chain: list[str]
+    anchor_id: str
+
+
+class InputState(TypedDict):
+    """What a user sends: messages."""
+
+    messages: Annotated[list[AnyMessage], add_messages]
+
+
+class OutputState(TypedDict):
+    """What a user reads back: the messages and who holds the conversation."""
+
+    messages: Annotated[list[AnyMessage], add_messages]
+    active_agent: str
+
+
+class HandoverState(TypedDict, total=False):
+    """The whole graph state."""
+
+    messages: Annotated[list[AnyMessage], add_messages]
+    active_agent: str
+    handover: ActiveHandover | None
+    handover_depth: int
+    handovers: Annotated[list[HandoverRecord], append_trail]
+    agent_turns: int
+
+
+def _default_project_root() -> str:
+    return os.environ.get("HANDOVER_PROJECT_ROOT") or os.getcwd()
+
+
+def _default_model() -> str:
+    if os.environ.get("HANDOVER_MODEL"):
+        return os.environ["HANDOVER_MODEL"]
+    return "openai:gpt-4o-mini" if os.environ.get("OPENAI_API_KEY") else "offline"
+
+
+@dataclass
+class HandoverContext:
+    """Per-run settings (LangGraph `context_schema`); every field has a default."""
+
+    project_root: str = field(
+        default_factory=_default_project_root,
+        metadata={
+            "description": "Absolute project folder; briefings and checkpoints go under "
+            "<project_root>/.a0proj/. Default: HANDOVER_PROJECT_ROOT or the working directory."
+        },
+    )
+    model: str = field(
+        default_factory=_default_model,
+        metadata={
+            "description": "Chat model for every agent: an init_chat_model string such as "
+            "'openai:gpt-4o', or 'offline' for the built-in deterministic model. Default: "
+            "HANDOVER_MODEL, else an OpenAI model when OPENAI_API_KEY is set, else 'offline'."
+        },
+    )
+    max_context_tokens: int = field(
+        default=3000,
+        metadata={"description": "Token budget of a stage-1 package; over it, a warning."},
+    )
+    include_recent_turns: int = field(
+        default=5,
+        metadata={"description": "How many recent turns a package carries verbatim."},
+    )
+    max_handover_depth: int = field(
+        default=3,
+        metadata={"description": "Longest handover chain before further handovers are refused."},
+    )
+    max_turns: int = field(
+        default=10,
+        metadata={"description": "Model calls one agent may make in a row before it stops."},
+    )
+    full_history_max_tokens: int = field(
+        default=50000,
+        metadata={"description": "Cap of request_full_history (stage 2), compacted when over."},
+    )
+
+    def validated(self) -> HandoverContext:
+        """Raise ValueError naming the bad field when a value cannot work."""
+        if not os.path.isabs(self.project_root):
+            raise ValueError(f"project_root must be absolute, got {self.project_root!r}")
+        for name in (
+            "max_context_tokens",
+            "max_handover_depth",
+            "max_turns",
+            "full_history_max_tokens",
+        ):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if (
+            not isinstance(self.include_recent_turns, int)
+            or isinstance(self.include_recent_turns, bool)
+            or self.include_recent_turns < 0
+        ):
+            raise ValueError(
+                f"include_recent_turns must be an integer >= 0, got {self.include_recent_turns!r}"
+            )
+        return self
+
+
+def coerce_context(context: Any) -> HandoverContext:
+    """A HandoverContext from None, a dict (server/SDK callers) or an instance."""
+    if context is None:
+        return HandoverContext()
+    if isinstance(context, HandoverContext):
+        return context
+    if isinstance(context, dict):
+        known = {f for f in HandoverContext.__dataclass_fields__}
+        unknown = sorted(set(context) - known)
+        if unknown:
+            raise ValueError(
+                f"unknown context field(s) {unknown}; known fields: {sorted(known)}"
+            )
+        return HandoverContext(**{k: v for k, v in context.items() if v is not None})
+    raise TypeError(f"context must be a dict or HandoverContext, got {type(context).__name__}")

