@@ -60,9 +60,7 @@ def briefing_dir(project_root: str) -> str:
 
 def briefing_path(project_root: str, specialist: str, topic_slug: str, when: datetime) -> str:
     """The absolute path of a briefing file."""
-    return os.path.join(
-        briefing_dir(project_root), briefing_filename(specialist, topic_slug, when)
-    )
+    return os.path.join(briefing_dir(project_root), briefing_filename(specialist, topic_slug, when))
 
 
 def _escape(text: str) -> str:

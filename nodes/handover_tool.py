@@ -93,19 +93,26 @@ def _text_arg(name: str, value: Any, *, required: bool = False) -> str:
     return value
 
 
-def _list_arg(name: str, value: Any) -> list[str]:
+def _list_arg(name: str, value: Any, keep_last: int | None = None) -> list[str]:
+    """A list of strings; with `keep_last`, only its last items are kept (and checked).
+
+    Trimming before checking keeps the cost flat when a caller passes the whole
+    conversation as recent_turns: the dropped turns are never looked at.
+    """
     if value is None:
         return []
     if not isinstance(value, list):
         raise HandoverRefused(
             f"ERROR: {name} must be a list of strings, got {type(value).__name__}"
         )
-    for index, item in enumerate(value):
+    start = 0 if keep_last is None else max(len(value) - keep_last, 0)
+    kept = value[start:] if keep_last is None or keep_last > 0 else []
+    for offset, item in enumerate(kept):
         if not isinstance(item, str):
             raise HandoverRefused(
-                f"ERROR: {name}[{index}] must be a string, got {type(item).__name__}"
+                f"ERROR: {name}[{start + offset}] must be a string, got {type(item).__name__}"
             )
-    return list(value)
+    return list(kept)
 
 
 def _int_arg(name: str, value: Any) -> int:
@@ -142,9 +149,7 @@ def _validate(args: dict[str, Any]) -> dict[str, Any]:
         raise HandoverRefused(f"ERROR: project_root must be absolute (got {root!r})")
     root = os.path.normpath(root)
     if not os.path.isdir(root):
-        raise HandoverRefused(
-            f"ERROR: project_root {root!r} does not exist or is not a directory"
-        )
+        raise HandoverRefused(f"ERROR: project_root {root!r} does not exist or is not a directory")
     max_tokens = _int_arg("max_context_tokens", merged["max_context_tokens"])
     if max_tokens <= 0:
         raise HandoverRefused(f"ERROR: max_context_tokens must be positive (got {max_tokens})")
@@ -161,7 +166,7 @@ def _validate(args: dict[str, Any]) -> dict[str, Any]:
         "specialist": profile,
         "topic": slug,
         "summary": _text_arg("summary", merged["summary"]).strip(),
-        "recent_turns": _list_arg("recent_turns", merged["recent_turns"]),
+        "recent_turns": _list_arg("recent_turns", merged["recent_turns"], keep_last=include),
         "decisions": _list_arg("decisions", merged["decisions"]),
         "artifacts": _list_arg("artifacts", merged["artifacts"]),
         "return_condition": condition,

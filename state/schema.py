@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NotRequired
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
-from typing_extensions import NotRequired, TypedDict
+from typing_extensions import TypedDict
 
 ORCHESTRATOR = "orchestrator"
 """Node name and `active_agent` value of the orchestrator (profile a0_software_orchestrator)."""
@@ -178,8 +178,6 @@ def coerce_context(context: Any) -> HandoverContext:
         known = {f for f in HandoverContext.__dataclass_fields__}
         unknown = sorted(set(context) - known)
         if unknown:
-            raise ValueError(
-                f"unknown context field(s) {unknown}; known fields: {sorted(known)}"
-            )
+            raise ValueError(f"unknown context field(s) {unknown}; known fields: {sorted(known)}")
         return HandoverContext(**{k: v for k, v in context.items() if v is not None})
     raise TypeError(f"context must be a dict or HandoverContext, got {type(context).__name__}")

@@ -208,9 +208,10 @@ class TokenCounter:
 
     def count_message(self, message: Any) -> int:
         """Tokens one message adds to a request (without the reply priming)."""
-        return sum(
-            self._count_field(key, value) for key, value in _message_fields(message).items()
-        ) + TOKENS_PER_MESSAGE
+        return (
+            sum(self._count_field(key, value) for key, value in _message_fields(message).items())
+            + TOKENS_PER_MESSAGE
+        )
 
     def count_messages(self, messages: Iterable[Any]) -> int:
         """Tokens a request with these messages costs, reply priming included."""
@@ -259,7 +260,11 @@ def _message_fields(message: Any) -> dict[str, Any]:
             {
                 "type": "function",
                 "id": call.get("id"),
-                "function": {"name": call["name"], "arguments": json.dumps(call["args"])},
+                "function": {
+                    "name": call["name"],
+                    # as ChatOpenAI sends them: non-ASCII kept, not \u-escaped
+                    "arguments": json.dumps(call["args"], ensure_ascii=False),
+                },
             }
             for call in message.tool_calls
         ]

@@ -1,0 +1,243 @@
+"""The `handover` console command: chat, run, demo, trail.
+
+handover demo                      # scripted conversation on the offline model
+handover chat [--thread ID]        # interactive
+handover run "message" [--thread ID]
+handover trail [--thread ID]       # the thread's handovers with tokens and briefing paths
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import uuid
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+from langchain_core.messages import AIMessage, ToolMessage
+
+from graph.builder import build_graph
+from graph.session import (
+    default_checkpoint_path,
+    run_turn,
+    sqlite_checkpointer,
+    thread_config,
+)
+from nodes.conversation import message_text
+from specialists import PROFILES
+from state import ORCHESTRATOR, HandoverContext
+
+DEMO_SCRIPT = (
+    "Hi! We're starting the marketing site for our app. We decided to use React, and the "
+    "first page lives in src/pages/Landing.tsx.",
+    "Please design the landing page hero: bold typography and a clear layout.",
+    "Make the call-to-action stand out more on mobile.",
+    "Thanks, that's all. Go back to the orchestrator please.",
+    "Quick question: the unit test in tests/test_landing.py is flaky, what should I check?",
+    "Thanks!",
+)
+
+
+class Printer:
+    """Prints graph events the way a person reads a conversation."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+
+    def __call__(self, node: str, update: dict[str, Any]) -> None:
+        if node == "resume":
+            self.say("♻️  Resuming the step a previous run left unfinished.")
+            return
+        records = update.get("handovers") or []
+        for record in records:
+            if record["kind"] != "return":
+                self.trail_event(record)
+        for message in update.get("messages") or []:
+            if isinstance(message, AIMessage) and message_text(message).strip():
+                self.say(f"{label_of(message)} {message_text(message).strip()}")
+            elif isinstance(message, ToolMessage) and message.name in (
+                "request_full_history",
+                "read_briefing",
+            ):
+                first = message_text(message).splitlines()[0] if message_text(message) else ""
+                self.say(f"   📚 {message.name}: {first}")
+        for record in records:
+            if record["kind"] == "return":
+                self.trail_event(record)
+
+    def trail_event(self, r: dict[str, Any]) -> None:
+        if r["kind"] == "handover":
+            self.say(f"🔄 Handoff to: {r['to_agent']}")
+            self.say(f"📝 Reason: {r['reason']}")
+            self.say(
+                f"📦 Package: {r['estimated_tokens']} tokens, return condition "
+                f"{r['return_condition']}; briefing: {r['briefing_path']}"
+            )
+        elif r["kind"] == "refused":
+            self.say(f"⛔ Handoff to {r['to_agent']} refused: {r.get('error', '')}")
+        else:
+            self.say(f"↩️  {r['from_agent']} hands back to the orchestrator: {r['reason']}")
+
+    def say(self, text: str) -> None:
+        print(text, file=self.out, flush=True)
+
+
+def label_of(message: AIMessage) -> str:
+    """`🖌️ [frontend designer]` for a specialist's reply, `🧭 [orchestrator]` for the orchestrator."""
+    meta = message.response_metadata or {}
+    if meta.get("persona_marker"):
+        marker = meta["persona_marker"]
+        if message.name == ORCHESTRATOR:
+            marker = "[orchestrator]"
+        return f"{meta.get('persona_emoji', '')} {marker}".strip()
+    profile = PROFILES.get(message.name or "")
+    return profile.label if profile else f"[{message.name or 'assistant'}]"
+
+
+def _parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--thread", default=None, help="conversation thread id")
+    common.add_argument(
+        "--project-root",
+        default=None,
+        help="absolute project folder (default: HANDOVER_PROJECT_ROOT or the working directory)",
+    )
+    common.add_argument("--model", default=None, help="'offline' or an init_chat_model string")
+    common.add_argument(
+        "--db", default=None, help="SQLite checkpoint file (default: <root>/.a0proj/...)"
+    )
+    parser = argparse.ArgumentParser(
+        prog="handover", description="Talk to an orchestrator that hands over to specialists."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("chat", parents=[common], help="interactive conversation")
+    run = sub.add_parser("run", parents=[common], help="send one message (scriptable)")
+    run.add_argument("message", help="the user message")
+    sub.add_parser("demo", parents=[common], help="a scripted conversation on the offline model")
+    sub.add_parser("trail", parents=[common], help="print a thread's handovers")
+    return parser
+
+
+def _context(args: argparse.Namespace) -> HandoverContext:
+    ctx = HandoverContext()
+    if args.project_root:
+        ctx.project_root = args.project_root
+    if args.model:
+        ctx.model = args.model
+    if args.command == "demo":
+        ctx.model = "offline"
+    return ctx.validated()
+
+
+def _model_banner(ctx: HandoverContext) -> str:
+    if ctx.model == "offline":
+        why = (
+            "no OPENAI_API_KEY is set"
+            if not os.environ.get("OPENAI_API_KEY")
+            else "it was asked for"
+        )
+        return (
+            f"Model: offline — the built-in deterministic model ({why}). "
+            "Set HANDOVER_MODEL=openai:gpt-4o (or any init_chat_model string) for a real one."
+        )
+    return f"Model: {ctx.model}"
+
+
+def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int:
+    """Entry point of the `handover` command; returns the exit code."""
+    out = out or sys.stdout
+    parser = _parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    try:
+        ctx = _context(args)
+    except ValueError as exc:
+        print(f"handover: error: {exc}", file=sys.stderr)
+        return 2
+    if not os.path.isdir(ctx.project_root):
+        print(
+            f"handover: error: project root {ctx.project_root!r} is not a folder", file=sys.stderr
+        )
+        return 2
+    db = args.db or default_checkpoint_path(ctx.project_root)
+    try:
+        checkpointer = sqlite_checkpointer(db)
+    except (OSError, ValueError) as exc:
+        print(f"handover: error: cannot open checkpoint file {db}: {exc}", file=sys.stderr)
+        return 2
+    graph = build_graph(checkpointer=checkpointer)
+    printer = Printer(out)
+    thread = args.thread or ("demo-" + uuid.uuid4().hex[:8] if args.command == "demo" else "main")
+    if args.command == "trail":
+        return _print_trail(graph, thread, printer)
+    printer.say(_model_banner(ctx))
+    printer.say(f"Thread: {thread}   checkpoints: {db}")
+    if args.command == "run":
+        _turn(graph, args.message, thread, ctx, printer)
+    elif args.command == "demo":
+        for text in DEMO_SCRIPT:
+            _turn(graph, text, thread, ctx, printer)
+        printer.say(f"\nDemo done. See the trail with: handover trail --thread {thread}")
+        _print_trail(graph, thread, printer)
+    else:
+        _chat(graph, thread, ctx, printer)
+    return 0
+
+
+def _turn(graph, text: str, thread: str, ctx: HandoverContext, printer: Printer) -> None:  # type: ignore[no-untyped-def]
+    printer.say(f"\n🧑 You: {text}")
+    values = run_turn(graph, text, thread_id=thread, context=ctx, on_event=printer)
+    active = values.get("active_agent", ORCHESTRATOR)
+    printer.say(f"   (next message goes to: {active})")
+
+
+def _chat(graph, thread: str, ctx: HandoverContext, printer: Printer) -> None:  # type: ignore[no-untyped-def]
+    printer.say("Type a message (Ctrl-D or 'exit' to leave, 'trail' for the handovers).")
+    # finish a step a crash left unfinished before the first new message
+    run_turn(graph, None, thread_id=thread, context=ctx, on_event=printer)
+    while True:
+        try:
+            text = input("🧑 You: ").strip()
+        except (EOFError, KeyboardInterrupt):
+            printer.say("")
+            return
+        if text in ("exit", "quit"):
+            return
+        if text == "trail":
+            _print_trail(graph, thread, printer)
+            continue
+        if text:
+            values = run_turn(graph, text, thread_id=thread, context=ctx, on_event=printer)
+            printer.say(f"   (next message goes to: {values.get('active_agent', ORCHESTRATOR)})")
+
+
+def _print_trail(graph, thread: str, printer: Printer) -> int:  # type: ignore[no-untyped-def]
+    values = graph.get_state(thread_config(thread)).values
+    records = values.get("handovers") or []
+    if not values:
+        printer.say(f"No conversation on thread {thread!r} yet.")
+        return 1
+    printer.say(f"Handover trail of thread {thread!r} ({len(records)} events):")
+    for i, r in enumerate(records, 1):
+        if r["kind"] == "handover":
+            printer.say(
+                f"{i:>3}. {r['time']} 🔄 {r['from_agent']} -> {r['to_agent']} "
+                f"topic={r['topic']} return={r['return_condition']} "
+                f"tokens={r['estimated_tokens']}\n       📝 {r['reason']}\n"
+                f"       📄 {r['briefing_path']}"
+            )
+        elif r["kind"] == "refused":
+            printer.say(
+                f"{i:>3}. {r['time']} ⛔ {r['from_agent']} -> {r['to_agent']}: {r.get('error')}"
+            )
+        else:
+            printer.say(f"{i:>3}. {r['time']} ↩️  {r['from_agent']} -> orchestrator: {r['reason']}")
+    printer.say(f"Active agent: {values.get('active_agent', ORCHESTRATOR)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,53 @@
+"""Routing functions for the conditional edges; each declares its destinations."""
+
+from __future__ import annotations
+
+from langchain_core.messages import ToolMessage
+from langgraph.graph import END
+
+from nodes.conversation import pending_tool_calls
+from nodes.tools import RETURN
+from specialists import SPECIALISTS
+from state import ORCHESTRATOR, HandoverState
+
+AGENTS: list[str] = [ORCHESTRATOR, *SPECIALISTS]
+"""Every agent node: the orchestrator and one node per specialist profile."""
+
+HANDOVER_NODE = "handover"
+
+
+def route_by_active_agent(state: HandoverState) -> str:
+    """START: the next user turn goes to whoever holds the conversation."""
+    agent = state.get("active_agent") or ORCHESTRATOR
+    return agent if agent in AGENTS else ORCHESTRATOR
+
+
+def route_after_orchestrator(state: HandoverState) -> str:
+    """A pending handover call goes to the handover node; a reply ends the run."""
+    return HANDOVER_NODE if pending_tool_calls(state.get("messages", [])) else END
+
+
+def route_after_handover(state: HandoverState) -> str:
+    """To the new specialist on success; back to the caller on refusal."""
+    return route_by_active_agent(state)
+
+
+def route_after_specialist(state: HandoverState) -> str:
+    """After a specialist: hand over, return to the orchestrator now, or end the run.
+
+    - a pending handover call -> handover (the depth guard is applied there);
+    - the specialist still holds the conversation (user_request) -> END;
+    - it called return_to_orchestrator, or the chain's return condition is
+      task_complete -> orchestrator, which answers the user in the same run;
+    - after_reply -> END; the next user turn goes to the orchestrator.
+    """
+    messages = state.get("messages", [])
+    if pending_tool_calls(messages):
+        return HANDOVER_NODE
+    if state.get("active_agent") != ORCHESTRATOR:
+        return END
+    if any(isinstance(m, ToolMessage) and m.name == RETURN for m in messages[-3:]):
+        return ORCHESTRATOR
+    handover = state.get("handover") or {}
+    condition = handover.get("root_return_condition") or handover.get("return_condition")
+    return ORCHESTRATOR if condition == "task_complete" else END

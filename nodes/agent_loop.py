@@ -1,0 +1,126 @@
+"""One agent's turn: call the model, run its local tools, stop at max_turns.
+
+Shared by the orchestrator and every specialist. Local tools (return, stage 2,
+stage 3, unknown names) are answered here, so the history stays valid; a
+`handover_to_specialist` call is left for the handover node, which answers it.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
+
+from nodes.conversation import valid_tool_history
+from nodes.tools import HANDOVER, RETURN
+from specialists import Profile
+
+LocalTool = Callable[[dict[str, Any]], str]
+
+
+@dataclass
+class TurnResult:
+    """What one activation of an agent produced."""
+
+    messages: list[BaseMessage] = field(default_factory=list)
+    turns: int = 0
+    returned_summary: str | None = None
+    handover_pending: bool = False
+    stopped: bool = False
+
+
+def tag_reply(message: AIMessage, agent: str, profile: Profile) -> AIMessage:
+    """The reply as stored: named by the agent, persona marker in its metadata."""
+    metadata = dict(message.response_metadata or {})
+    metadata.update({"persona_marker": profile.marker, "persona_emoji": profile.emoji})
+    return message.model_copy(
+        update={
+            "name": agent,
+            "response_metadata": metadata,
+            "id": message.id or f"msg-{uuid.uuid4().hex}",
+        }
+    )
+
+
+def _tool_message(call: dict[str, Any], content: str) -> ToolMessage:
+    return ToolMessage(
+        content=content,
+        tool_call_id=call["id"],
+        name=call["name"],
+        id=f"tool-{uuid.uuid4().hex}",
+    )
+
+
+def run_agent_turn(
+    *,
+    agent: str,
+    profile: Profile,
+    model: BaseChatModel,
+    system_prompt: str,
+    history: Sequence[BaseMessage],
+    tools: list[dict[str, Any]],
+    local_tools: dict[str, LocalTool],
+    turns_so_far: int,
+    max_turns: int,
+) -> TurnResult:
+    """Run the agent until it replies, hands over, returns, or reaches max_turns."""
+    bound = model.bind_tools(tools) if tools else model
+    result = TurnResult(turns=turns_so_far)
+    while True:
+        if result.turns >= max_turns:
+            result.stopped = True
+            result.messages.append(
+                AIMessage(
+                    content=f"⚠️ {profile.label} stopped after {result.turns} model calls in a "
+                    f"row without finishing (max_turns={max_turns}). Nothing was lost: ask "
+                    "again or rephrase, and the conversation continues from here.",
+                    name=agent,
+                    id=f"msg-{uuid.uuid4().hex}",
+                    response_metadata={
+                        "persona_marker": profile.marker,
+                        "persona_emoji": profile.emoji,
+                        "max_turns_reached": True,
+                    },
+                )
+            )
+            return result
+        request = [
+            SystemMessage(content=system_prompt),
+            *valid_tool_history([*history, *result.messages]),
+        ]
+        reply = bound.invoke(request)
+        if not isinstance(reply, AIMessage):
+            reply = AIMessage(content=str(getattr(reply, "content", reply)))
+        reply = tag_reply(reply, agent, profile)
+        result.turns += 1
+        result.messages.append(reply)
+        if not reply.tool_calls:
+            return result
+        returning = RETURN in local_tools and any(c["name"] == RETURN for c in reply.tool_calls)
+        for call in reply.tool_calls:
+            if call["name"] == HANDOVER and not returning:
+                result.handover_pending = True
+                continue
+            result.messages.append(_tool_message(call, _run_local(call, local_tools, returning)))
+            if returning and call["name"] == RETURN and result.returned_summary is None:
+                result.returned_summary = str(call["args"].get("summary") or "").strip()
+        if result.handover_pending or returning:
+            return result
+
+
+def _run_local(call: dict[str, Any], local_tools: dict[str, LocalTool], returning: bool) -> str:
+    name = call["name"]
+    if name == HANDOVER and returning:
+        return "ERROR: cannot hand over and return to the orchestrator in the same turn; returned."
+    tool = local_tools.get(name)
+    if tool is None:
+        available = ", ".join(sorted({*local_tools, HANDOVER}))
+        return f"ERROR: unknown tool '{name}'. Available tools: {available}"
+    try:
+        return tool(call.get("args") or {})
+    except Exception as exc:  # a tool failure is a result the agent can act on
+        return f"ERROR: {name} failed: {type(exc).__name__}: {exc}"

@@ -1,0 +1,180 @@
+"""Reading the stored conversation: turns, segments, windows, tool-call bookkeeping.
+
+Nothing here changes stored history (invariant 3): every function returns new
+lists (and new message objects where a request needs a reshaped copy).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from langchain_core.messages import (
+    AIMessage,
+    AnyMessage,
+    BaseMessage,
+    HumanMessage,
+    ToolMessage,
+)
+
+
+def message_text(message: BaseMessage) -> str:
+    """The text of a message's content (text blocks joined)."""
+    content = message.content
+    if isinstance(content, str):
+        return content
+    parts = []
+    for block in content:
+        if isinstance(block, str):
+            parts.append(block)
+        elif isinstance(block, dict) and block.get("type") == "text":
+            parts.append(str(block.get("text", "")))
+    return "".join(parts)
+
+
+def speaker(message: BaseMessage) -> str:
+    """Who said it: `user`, or the agent's name for assistant messages."""
+    if isinstance(message, HumanMessage):
+        return "user"
+    if isinstance(message, AIMessage):
+        return message.name or "assistant"
+    return message.type
+
+
+def format_turn(message: BaseMessage) -> str:
+    """A turn as the package carries it verbatim: `user: ...`, `frontend_designer: ...`."""
+    return f"{speaker(message)}: {message_text(message).strip()}"
+
+
+def is_turn(message: BaseMessage) -> bool:
+    """A user message or an assistant message with text (tool plumbing is not a turn)."""
+    if isinstance(message, HumanMessage):
+        return bool(message_text(message).strip())
+    return isinstance(message, AIMessage) and bool(message_text(message).strip())
+
+
+def recent_turns(messages: Sequence[BaseMessage], n: int) -> list[str]:
+    """The last `n` turns, oldest first, formatted verbatim (reads only as far back as needed)."""
+    if n <= 0:
+        return []
+    picked: list[str] = []
+    for message in reversed(messages):
+        if is_turn(message):
+            picked.append(format_turn(message))
+            if len(picked) == n:
+                break
+    picked.reverse()
+    return picked
+
+
+def index_of(messages: Sequence[BaseMessage], message_id: str | None) -> int:
+    """Index of the message with this id, searching from the end; -1 when absent."""
+    if not message_id:
+        return -1
+    for i in range(len(messages) - 1, -1, -1):
+        if messages[i].id == message_id:
+            return i
+    return -1
+
+
+def messages_since(messages: Sequence[AnyMessage], anchor_id: str | None) -> list[AnyMessage]:
+    """Messages after the anchor (a handover's tool message); [] when the anchor is last."""
+    i = index_of(messages, anchor_id)
+    return list(messages[i + 1 :]) if i >= 0 else []
+
+
+def last_ai_index(messages: Sequence[BaseMessage]) -> int:
+    """Index of the last assistant message; -1 when none."""
+    for i in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[i], AIMessage):
+            return i
+    return -1
+
+
+def pending_tool_calls(messages: Sequence[BaseMessage]) -> list[dict]:
+    """Tool calls of the last assistant message that no tool message answers yet."""
+    i = last_ai_index(messages)
+    if i < 0:
+        return []
+    ai = messages[i]
+    assert isinstance(ai, AIMessage)
+    answered = {m.tool_call_id for m in messages[i + 1 :] if isinstance(m, ToolMessage)}
+    return [call for call in ai.tool_calls if call.get("id") not in answered]
+
+
+def valid_tool_history(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+    """A copy safe to send: unanswered tool calls and orphan tool messages are left out.
+
+    Stored history is already valid (every node answers its calls); this is the
+    last guard that no request ever carries a dangling call (invariant 1).
+    """
+    answered: dict[str, int] = {}
+    for m in messages:
+        if isinstance(m, ToolMessage):
+            answered[m.tool_call_id] = answered.get(m.tool_call_id, 0) + 1
+    out: list[BaseMessage] = []
+    open_ids: set[str] = set()
+    for m in messages:
+        if isinstance(m, AIMessage) and m.tool_calls:
+            calls = [c for c in m.tool_calls if answered.get(c.get("id") or "", 0) >= 1]
+            if len(calls) != len(m.tool_calls):
+                m = m.model_copy(update={"tool_calls": calls, "invalid_tool_calls": []})
+                if not calls and not message_text(m).strip():
+                    open_ids = set()
+                    continue
+            open_ids = {c["id"] for c in calls if c.get("id")}
+            out.append(m)
+        elif isinstance(m, ToolMessage):
+            if m.tool_call_id in open_ids:
+                open_ids.discard(m.tool_call_id)
+                out.append(m)
+        else:
+            open_ids = set()
+            out.append(m)
+    return out
+
+
+def strip_tool_plumbing(message: BaseMessage) -> BaseMessage | None:
+    """Another agent's message as a bystander sees it: text only, no tool calls."""
+    if isinstance(message, ToolMessage):
+        return None
+    if isinstance(message, AIMessage) and message.tool_calls:
+        text = message_text(message).strip()
+        for call in message.tool_calls:
+            if call["name"] == "return_to_orchestrator":
+                summary = str((call.get("args") or {}).get("summary") or "").strip()
+                text = f"{text}\n[returned to the orchestrator] {summary}".strip()
+        if not text:
+            return None
+        return AIMessage(content=text, name=message.name, id=message.id)
+    return message
+
+
+def window_of_turns(messages: Sequence[BaseMessage], user_turns: int) -> tuple[int, list]:
+    """The last `user_turns` whole turns (each starting at a user message) and where they start."""
+    starts = 0
+    for i in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[i], HumanMessage):
+            starts += 1
+            if starts == user_turns:
+                return i, list(messages[i:])
+    return 0, list(messages)
+
+
+def own_view(messages: Sequence[BaseMessage], agent: str) -> list[BaseMessage]:
+    """Messages as `agent` sees them: its own tool calls kept whole, others' plumbing stripped."""
+    owner: dict[str, str | None] = {}
+    out: list[BaseMessage] = []
+    for m in messages:
+        if isinstance(m, AIMessage):
+            for call in m.tool_calls:
+                owner[call.get("id") or ""] = m.name
+            if m.name == agent:
+                out.append(m)
+                continue
+        elif isinstance(m, ToolMessage) and owner.get(m.tool_call_id) == agent:
+            out.append(m)
+            continue
+        kept = strip_tool_plumbing(m)
+        if kept is not None:
+            out.append(kept)
+    return out

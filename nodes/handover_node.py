@@ -1,0 +1,193 @@
+"""The handover node: builds the stage-1 package into the state, or refuses.
+
+It answers every pending `handover_to_specialist` call of the calling agent
+with exactly one tool message (invariant 1): the first call is carried out or
+refused, any further one in the same message is refused. On success the package
+(with its rendering) goes into `state["handover"]`, the briefing entry is
+appended (once per tool-call id, so a resumed crash does not duplicate it), and
+`active_agent` becomes the target. On refusal the caller keeps control and sees
+the `ERROR:` result.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from langchain_core.messages import ToolMessage
+from langgraph.runtime import Runtime
+
+from nodes.conversation import pending_tool_calls, recent_turns
+from nodes.handover_tool import HandoverOutcome, perform_handover
+from nodes.tools import HANDOVER
+from nodes.trail import trail_record
+from specialists import ORCHESTRATOR_PROFILE
+from state import ORCHESTRATOR, HandoverContext, HandoverState, coerce_context, token_counter
+
+MODEL_ARGUMENTS = (
+    "specialist_profile",
+    "topic",
+    "summary",
+    "handover_reason",
+    "decisions",
+    "artifacts",
+    "return_condition",
+)
+
+
+def _profile_of(agent: str) -> str:
+    return ORCHESTRATOR_PROFILE if agent == ORCHESTRATOR else agent
+
+
+def _answer(call: dict[str, Any], content: str, message_id: str | None = None) -> ToolMessage:
+    return ToolMessage(
+        content=content,
+        tool_call_id=call["id"],
+        name=call["name"],
+        id=message_id or f"tool-{uuid.uuid4().hex}",
+    )
+
+
+def check_handover(
+    *, caller: str, target: Any, chain: list[str], depth: int, max_depth: int
+) -> str | None:
+    """The refusal text for a handover the graph does not allow, or None."""
+    caller_profile = _profile_of(caller)
+    if isinstance(target, str) and target.strip() == caller_profile:
+        if caller == ORCHESTRATOR:
+            return "ERROR: the orchestrator cannot hand over to itself; answer the user directly."
+        return f"ERROR: {caller} cannot hand over to itself; pick another specialist."
+    if target == ORCHESTRATOR_PROFILE:
+        return None  # a specialist handing back: a return, not a new handover
+    if isinstance(target, str) and target in chain:
+        path = " -> ".join([ORCHESTRATOR, *chain, target])
+        return (
+            f"ERROR: circular handover refused: {path}. {target} is already in this chain; "
+            "finish the task or return to the orchestrator."
+        )
+    if depth >= max_depth:
+        path = " -> ".join([ORCHESTRATOR, *chain])
+        return (
+            f"ERROR: handover depth limit reached (max_handover_depth={max_depth}, chain: "
+            f"{path}); finish the task yourself or return to the orchestrator."
+        )
+    return None
+
+
+def handover_node(state: HandoverState, runtime: Runtime[HandoverContext]) -> dict[str, Any]:
+    """Carry out (or refuse) the calling agent's handover."""
+    ctx = coerce_context(runtime.context)
+    caller = state.get("active_agent") or ORCHESTRATOR
+    messages = state.get("messages", [])
+    pending = [c for c in pending_tool_calls(messages) if c["name"] == HANDOVER]
+    if not pending:
+        return {}
+    current = dict(state.get("handover") or {})
+    chain = list(current.get("chain") or []) if caller != ORCHESTRATOR else []
+    depth = state.get("handover_depth", 0) if caller != ORCHESTRATOR else 0
+    call, extra = pending[0], pending[1:]
+    args = {k: v for k, v in (call.get("args") or {}).items() if k in MODEL_ARGUMENTS}
+    target = args.get("specialist_profile")
+    answers = [
+        _answer(c, "ERROR: only one handover per turn; this call was not carried out.")
+        for c in extra
+    ]
+    refusal = check_handover(
+        caller=caller, target=target, chain=chain, depth=depth, max_depth=ctx.max_handover_depth
+    )
+    if refusal is None and target == ORCHESTRATOR_PROFILE:
+        return _return_to_orchestrator(caller, call, args, current, answers)
+    outcome: HandoverOutcome | str = refusal or perform_handover(
+        {
+            **args,
+            "recent_turns": recent_turns(messages, ctx.include_recent_turns),
+            "project_root": ctx.project_root,
+            "max_context_tokens": ctx.max_context_tokens,
+            "include_recent_turns": ctx.include_recent_turns,
+        },
+        handover_id=call["id"],
+        from_agent=caller,
+        counter=token_counter(ctx.model),
+    )
+    if isinstance(outcome, str):
+        return {
+            "messages": [_answer(call, outcome), *answers],
+            "handovers": [
+                trail_record(
+                    "refused",
+                    from_agent=caller,
+                    to_agent=str(target),
+                    reason=str(args.get("handover_reason") or ""),
+                    topic=str(args.get("topic") or ""),
+                    return_condition=str(args.get("return_condition") or ""),
+                    error=outcome,
+                )
+            ],
+        }
+    package = outcome.package
+    anchor = f"handover-{call['id']}"
+    condition = package["return_condition"]
+    new_handover = {
+        key: package[key]
+        for key in (
+            "specialist",
+            "topic",
+            "summary",
+            "briefing_file",
+            "estimated_tokens",
+            "max_context_tokens",
+            "oversize_warning",
+            "rendered",
+            "reason",
+            "return_condition",
+            "from_agent",
+            "handover_id",
+        )
+    } | {
+        "root_return_condition": current.get("root_return_condition", condition)
+        if chain
+        else condition,
+        "chain": [*chain, package["specialist"]],
+        "anchor_id": anchor,
+    }
+    return {
+        "messages": [_answer(call, outcome.to_text(), anchor), *answers],
+        "active_agent": package["specialist"],
+        "handover": new_handover,
+        "handover_depth": depth + 1,
+        "agent_turns": 0,
+        "handovers": [
+            trail_record(
+                "handover",
+                from_agent=caller,
+                to_agent=package["specialist"],
+                reason=package["reason"],
+                topic=package["topic"],
+                return_condition=condition,
+                estimated_tokens=package["estimated_tokens"],
+                briefing_path=package["briefing_file"],
+            )
+        ],
+    }
+
+
+def _return_to_orchestrator(
+    caller: str, call: dict, args: dict, current: dict, answers: list
+) -> dict[str, Any]:
+    reason = str(args.get("summary") or args.get("handover_reason") or "handed back")
+    return {
+        "messages": [_answer(call, "Returned to the orchestrator."), *answers],
+        "active_agent": ORCHESTRATOR,
+        "handover_depth": 0,
+        "agent_turns": 0,
+        "handovers": [
+            trail_record(
+                "return",
+                from_agent=caller,
+                to_agent=ORCHESTRATOR,
+                reason=reason,
+                topic=str(current.get("topic") or ""),
+                return_condition=str(current.get("root_return_condition") or ""),
+            )
+        ],
+    }

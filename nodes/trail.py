@@ -1,0 +1,56 @@
+"""Entries of the handover trail (the state's append-only `handovers` list)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nodes.briefing import now_utc
+from state import HandoverRecord
+
+
+def trail_record(
+    kind: str,
+    *,
+    from_agent: str,
+    to_agent: str,
+    reason: str = "",
+    topic: str = "",
+    return_condition: str = "",
+    estimated_tokens: int = 0,
+    briefing_path: str = "",
+    error: str | None = None,
+) -> HandoverRecord:
+    """One trail entry with the current UTC time."""
+    record: dict[str, Any] = {
+        "kind": kind,
+        "from_agent": from_agent,
+        "to_agent": to_agent,
+        "reason": reason,
+        "topic": topic,
+        "return_condition": return_condition,
+        "estimated_tokens": estimated_tokens,
+        "briefing_path": briefing_path,
+        "time": now_utc().strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+    if error is not None:
+        record["error"] = error
+    return record  # type: ignore[return-value]
+
+
+def describe_trail(records: list[HandoverRecord], limit: int = 8) -> str:
+    """The last `limit` trail entries, one line each, for the orchestrator's prompt."""
+    lines = []
+    for r in records[-limit:]:
+        if r["kind"] == "handover":
+            lines.append(
+                f"- {r['time']} handover {r['from_agent']} -> {r['to_agent']} on "
+                f"'{r['topic']}' ({r['return_condition']}, {r['estimated_tokens']} tokens): "
+                f"{r['reason']}"
+            )
+        elif r["kind"] == "return":
+            lines.append(f"- {r['time']} {r['from_agent']} returned: {r['reason']}")
+        else:
+            lines.append(
+                f"- {r['time']} refused {r['from_agent']} -> {r['to_agent']}: {r.get('error', '')}"
+            )
+    return "\n".join(lines) or "(no handovers yet)"
