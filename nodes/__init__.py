@@ -1,6 +1,6 @@
 """Node functions and the tools agents call: orchestrator, handover, specialists, models."""
 
-from nodes.handover_node import handover_node
+from nodes.handover import handover_node
 from nodes.handover_tool import handover_to_specialist, perform_handover
 from nodes.models import check_model_spec, model_from_string
 from nodes.offline_model import OfflineChatModel

@@ -1,0 +1,114 @@
+"""Chat models for tests: scripted replies, and recording that checks every request.
+
+Both override `bind_tools` (langchain_core fake models need it) and record
+each request with the tools it was bound to. Every request is checked for a
+valid tool-call history (invariant 1) the way OpenAI checks it, so any test
+driving the graph through these models also proves that invariant.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from pydantic import ConfigDict, Field
+
+from nodes.offline_model import OfflineChatModel
+
+
+class InvalidHistory(AssertionError):
+    """A request carried an unanswered tool call or an orphan tool message."""
+
+
+def check_tool_history(messages: Sequence[BaseMessage]) -> None:
+    """Raise InvalidHistory unless every tool call is answered once, right after its message."""
+    i = 0
+    for index, m in enumerate(messages):
+        if isinstance(m, SystemMessage) and index != 0:
+            raise InvalidHistory(f"system message at position {index}")
+    while i < len(messages):
+        m = messages[i]
+        if isinstance(m, ToolMessage):
+            raise InvalidHistory(f"orphan tool message {m.tool_call_id!r} at {i}")
+        if isinstance(m, AIMessage) and m.tool_calls:
+            wanted = [c["id"] for c in m.tool_calls]
+            if len(set(wanted)) != len(wanted):
+                raise InvalidHistory(f"duplicate tool call ids {wanted}")
+            j = i + 1
+            seen: list[str] = []
+            while j < len(messages) and isinstance(messages[j], ToolMessage):
+                seen.append(messages[j].tool_call_id)
+                j += 1
+            if sorted(seen) != sorted(wanted):
+                raise InvalidHistory(
+                    f"tool calls {wanted} at {i} answered by {seen} before the next message"
+                )
+            i = j
+            continue
+        i += 1
+
+
+def ai_call(name: str, **args: Any) -> AIMessage:
+    """An assistant message that calls one tool."""
+    return AIMessage(
+        content="",
+        tool_calls=[{"name": name, "args": args, "id": f"call_{uuid.uuid4().hex[:12]}"}],
+    )
+
+
+class _Recorder(BaseChatModel):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+    requests: list[list[BaseMessage]] = Field(default_factory=list)
+    bound_tools: list[list[str]] = Field(default_factory=list)
+
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any):  # type: ignore[override]
+        return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
+
+    def _record(self, messages: list[BaseMessage], kwargs: dict[str, Any]) -> None:
+        check_tool_history(messages)
+        self.requests.append(list(messages))
+        self.bound_tools.append([t["function"]["name"] for t in kwargs.get("tools") or []])
+
+
+class ScriptedChatModel(_Recorder):
+    """Replies from a script: AIMessages, or callables (messages) -> AIMessage, in order.
+
+    When the script runs out, `fallback` answers (default: a plain text reply).
+    """
+
+    script: list[Any] = Field(default_factory=list)
+    fallback: Callable[[list[BaseMessage]], AIMessage] | None = None
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted"
+
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs):  # type: ignore[no-untyped-def]
+        self._record(messages, kwargs)
+        if self.script:
+            step = self.script.pop(0)
+            reply = step(messages) if callable(step) else step
+        elif self.fallback is not None:
+            reply = self.fallback(messages)
+        else:
+            reply = AIMessage(content=f"scripted reply #{len(self.requests)}")
+        reply = reply.model_copy(update={"id": f"run-{uuid.uuid4().hex}"})
+        return ChatResult(generations=[ChatGeneration(message=reply)])
+
+
+class RecordingOfflineModel(OfflineChatModel, _Recorder):
+    """The built-in offline model, recording and checking every request."""
+
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs):  # type: ignore[no-untyped-def]
+        self._record(messages, kwargs)
+        return super()._generate(messages, stop, run_manager, **kwargs)
+
+
+def system_text(request: list[BaseMessage]) -> str:
+    """The system prompt of a recorded request."""
+    return str(request[0].content) if request and isinstance(request[0], SystemMessage) else ""

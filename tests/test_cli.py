@@ -1,0 +1,102 @@
+"""The `handover` terminal command: demo, run, trail, and usage errors."""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from graph.cli import main
+
+
+@pytest.fixture
+def root(tmp_path, monkeypatch):
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("HANDOVER_MODEL", raising=False)
+    monkeypatch.chdir(project)
+    return project
+
+
+def run_cli(*argv: str) -> tuple[int, str]:
+    out = io.StringIO()
+    code = main(list(argv), out=out)
+    return code, out.getvalue()
+
+
+def test_demo_shows_a_handover_a_specialist_turn_and_a_return(root):
+    code, text = run_cli("demo", "--thread", "d1")
+    assert code == 0
+    assert "Model: offline — the built-in deterministic model (no OPENAI_API_KEY is set)" in text
+    assert "🔄 Handoff to: frontend_designer" in text
+    assert "📝 Reason: " in text
+    assert "📦 Package: " in text and " tokens" in text
+    assert str(root / ".a0proj" / "handover") in text
+    assert "🖌️ [frontend designer] I'm the frontend designer" in text
+    assert "↩️  frontend_designer hands back to the orchestrator" in text
+    assert "🧭 [orchestrator] Back with the orchestrator." in text
+    assert "Handover trail of thread 'd1'" in text
+    briefings = list((root / ".a0proj" / "handover").glob("frontend-designer-*.md"))
+    assert len(briefings) == 1
+
+
+def test_run_then_trail_prints_handovers_with_tokens_and_paths(root):
+    code, _ = run_cli("run", "Please design the landing page hero.", "--thread", "x")
+    assert code == 0
+    code, text = run_cli("trail", "--thread", "x")
+    assert code == 0
+    assert "🔄 orchestrator -> frontend_designer topic=landing-page-hero" in text
+    assert "tokens=" in text and ".a0proj/handover/frontend-designer-landing-page-hero-" in text
+    assert "Active agent: frontend_designer" in text
+
+
+def test_trail_of_unknown_thread_says_so(root):
+    code, text = run_cli("trail", "--thread", "nope")
+    assert code == 1 and "No conversation on thread 'nope' yet." in text
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [[], ["fly"], ["run"], ["run", "hi", "--bogus"], ["demo", "--thread"]],
+)
+def test_bad_arguments_exit_2_with_usage_not_a_traceback(argv, root, capsys):
+    code, _ = run_cli(*argv)
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "usage: handover" in err and "Traceback" not in err
+
+
+def test_relative_project_root_is_a_clear_error(root, capsys):
+    code, _ = run_cli("run", "hi", "--project-root", "relative/dir")
+    assert code == 2
+    assert "project_root must be absolute" in capsys.readouterr().err
+
+
+def test_missing_project_root_is_a_clear_error(root, capsys, tmp_path):
+    code, _ = run_cli("run", "hi", "--project-root", str(tmp_path / "missing"))
+    assert code == 2
+    assert "is not a folder" in capsys.readouterr().err
+
+
+def test_console_script_is_installed_and_runs(root):
+    exe = shutil.which("handover") or str(Path(sys.executable).with_name("handover"))
+    assert os.path.exists(exe), "the `handover` console script is not installed"
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "HANDOVER_MODEL")}
+    done = subprocess.run(
+        [exe, "run", "Hello!", "--thread", "c"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "🧭 [orchestrator]" in done.stdout
+    bad = subprocess.run([exe, "nonsense"], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
