@@ -8,6 +8,7 @@ invariant 1 on every request it causes.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
@@ -117,7 +118,6 @@ def test_orchestrator_sees_profiles_with_descriptions_in_the_tool(ctx):
     graph, model = make()
     say(graph, "Hello", ctx)
     assert model.bound_tools[0] == ["handover_to_specialist"]
-    tool = build_graph  # noqa: F841 - schema checked through nodes.tools below
     from nodes.tools import handover_schema
 
     description = handover_schema(caller=ORCHESTRATOR_PROFILE)["function"]["description"]

@@ -1,0 +1,29 @@
+"""The examples/ scripts run as documented."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_python_caller_example_runs_two_turns_and_prints_the_trail(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "HANDOVER_MODEL")}
+    done = subprocess.run(
+        [sys.executable, str(REPO / "examples" / "python_caller.py"), str(tmp_path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "frontend_designer: I'm the frontend designer" in out
+    assert "frontend_designer: Continuing on" in out
+    assert "handover: orchestrator -> frontend_designer" in out
+    assert str(tmp_path / ".a0proj" / "handover") in out
+    assert "active agent: frontend_designer" in out
+    assert (tmp_path / ".a0proj" / "checkpoints.sqlite").exists()

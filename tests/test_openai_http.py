@@ -1,0 +1,120 @@
+"""The real model path: the whole graph through ChatOpenAI over HTTP.
+
+A local OpenAI-compatible server (tests/support/openai_server.py) answers with
+the offline model's decisions and rejects an invalid tool-call history with
+HTTP 400 exactly as OpenAI does, so these runs prove invariant 1 over the wire.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from langchain_core.messages import AIMessage, convert_to_messages
+from langchain_openai import ChatOpenAI
+from langgraph.checkpoint.memory import InMemorySaver
+
+from graph import build_graph
+from nodes.offline_model import OfflineChatModel
+from tests.support.openai_server import OpenAICompatibleServer
+
+OFFLINE = OfflineChatModel()
+
+
+def offline_responder(messages: list[dict], tools: list[dict]) -> dict:
+    """Answer an OpenAI request with the offline model's reply, in OpenAI's format."""
+    reply = OFFLINE.bind_tools(tools).invoke(convert_to_messages(messages)) if tools else OFFLINE.invoke(
+        convert_to_messages(messages)
+    )
+    assert isinstance(reply, AIMessage)
+    return {
+        "content": reply.content or None,
+        "tool_calls": [
+            {
+                "id": call["id"],
+                "type": "function",
+                "function": {"name": call["name"], "arguments": json.dumps(call["args"])},
+            }
+            for call in reply.tool_calls
+        ],
+    }
+
+
+@pytest.fixture(scope="module")
+def server():
+    with OpenAICompatibleServer(offline_responder) as srv:
+        yield srv
+
+
+@pytest.fixture
+def ctx(tmp_path):
+    root = tmp_path / "project"
+    root.mkdir()
+    return {"project_root": str(root), "model": "openai:gpt-4o"}
+
+
+@pytest.mark.parametrize("streaming", [False, True], ids=["plain", "streaming"])
+def test_handover_reply_and_return_through_chat_openai(server, ctx, streaming):
+    model = ChatOpenAI(
+        model="gpt-4o",
+        base_url=server.base_url,
+        api_key="test-key",
+        max_retries=0,
+        streaming=streaming,
+    )
+    graph = build_graph(checkpointer=InMemorySaver(), model=model)
+    config = {"configurable": {"thread_id": f"http-{streaming}"}}
+    before = len(server.requests)
+
+    def say(text):
+        return graph.invoke({"messages": [("user", text)]}, config, context=ctx, durability="sync")
+
+    values = say("Please design the landing page hero with bold typography.")
+    assert values["active_agent"] == "frontend_designer"
+    assert values["messages"][-1].name == "frontend_designer"
+    assert "taking over" in values["messages"][-1].content
+    values = say("Make the button bigger.")
+    assert values["messages"][-1].name == "frontend_designer"
+    values = say("Thanks, go back to the orchestrator please.")
+    assert values["active_agent"] == "orchestrator"
+    assert "Back with the orchestrator" in values["messages"][-1].content
+
+    sent = server.requests[before:]
+    assert len(sent) >= 5
+    assert all(body.get("stream", False) is streaming for body in sent)
+    assert not server.rejected, server.rejected
+    # the specialist's requests went over HTTP with its own prompt and the package
+    specialist = [b for b in sent if "(profile `frontend_designer`)" in (b["messages"][0]["content"] or "")]
+    assert specialist and "HANDOVER PACKAGE (stage 1)" in specialist[0]["messages"][0]["content"]
+
+
+def test_server_rejects_a_dangling_tool_call_like_openai(server):
+    """The guard the graph relies on: a request with an unanswered call is a 400."""
+    import openai
+    from langchain_core.messages import HumanMessage
+
+    model = ChatOpenAI(model="gpt-4o", base_url=server.base_url, api_key="k", max_retries=0)
+    dangling = [
+        HumanMessage("hi"),
+        AIMessage("", tool_calls=[{"name": "handover_to_specialist", "args": {}, "id": "call_x"}]),
+        HumanMessage("hello?"),
+    ]
+    with pytest.raises(openai.BadRequestError):
+        model.invoke(dangling)
+
+
+def test_failed_handover_over_http_keeps_history_valid(server, ctx):
+    model = ChatOpenAI(model="gpt-4o", base_url=server.base_url, api_key="k", max_retries=0)
+    graph = build_graph(checkpointer=InMemorySaver(), model=model)
+    config = {"configurable": {"thread_id": "http-fail"}}
+    root = ctx["project_root"]
+    # a real append failure: .a0proj is a file
+    (Path(root) / ".a0proj").write_text("in the way")
+    before = len(server.rejected)
+    values = graph.invoke(
+        {"messages": [("user", "Please design the landing page hero.")]}, config, context=ctx
+    )
+    assert values["active_agent"] == "orchestrator"
+    assert "could not hand this over" in values["messages"][-1].content
+    assert len(server.rejected) == before
