@@ -38,6 +38,36 @@ DEMO_SCRIPT = (
     "Thanks!",
 )
 
+DEEP_SCRIPT = (
+    "Which architecture should we pick for the billing service: microservices or a monolith?",
+    "Before you answer, please read the full history of this conversation.",
+    "Please ask the security data engineer to review the auth design for it.",
+    "Thanks, go back to the orchestrator.",
+)
+DEEP_HISTORY_MESSAGES = 1000
+DEEP_FULL_HISTORY_CAP = 3000
+
+
+def seed_long_conversation(graph, thread: str, messages: int) -> None:  # type: ignore[no-untyped-def]
+    """Give a demo thread a long earlier conversation with the orchestrator."""
+    from langchain_core.messages import HumanMessage
+
+    seeded = []
+    for i in range(messages // 2):
+        seeded.append(
+            HumanMessage(
+                f"Earlier note {i}: the billing service must handle {100 + i} invoices a minute; "
+                f"we decided to keep invoice ids stable (see docs/billing-{i % 7}.md)."
+            )
+        )
+        seeded.append(
+            AIMessage(
+                f"Noted point {i}: throughput target {100 + i}/min and stable invoice ids.",
+                name=ORCHESTRATOR,
+            )
+        )
+    graph.update_state(thread_config(thread), {"messages": seeded}, as_node=ORCHESTRATOR)
+
 
 class Printer:
     """Prints graph events the way a person reads a conversation."""
@@ -114,7 +144,16 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("chat", parents=[common], help="interactive conversation")
     run = sub.add_parser("run", parents=[common], help="send one message (scriptable)")
     run.add_argument("message", help="the user message")
-    sub.add_parser("demo", parents=[common], help="a scripted conversation on the offline model")
+    demo = sub.add_parser(
+        "demo", parents=[common], help="a scripted conversation on the offline model"
+    )
+    demo.add_argument(
+        "--scenario",
+        choices=("basic", "deep"),
+        default="basic",
+        help="basic: handover, specialist turns, return; deep: a 1,000-message history, "
+        "request_full_history (capped and compacted), a chain of two specialists, a return",
+    )
     sub.add_parser("trail", parents=[common], help="print a thread's handovers")
     return parser
 
@@ -127,6 +166,8 @@ def _context(args: argparse.Namespace) -> HandoverContext:
         ctx.model = args.model
     if args.command == "demo":
         ctx.model = "offline"
+        if args.scenario == "deep":
+            ctx.full_history_max_tokens = DEEP_FULL_HISTORY_CAP
     return ctx.validated()
 
 
@@ -178,7 +219,15 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int
     if args.command == "run":
         _turn(graph, args.message, thread, ctx, printer)
     elif args.command == "demo":
-        for text in DEMO_SCRIPT:
+        script = DEMO_SCRIPT
+        if args.scenario == "deep":
+            seed_long_conversation(graph, thread, DEEP_HISTORY_MESSAGES)
+            printer.say(
+                f"(seeded an earlier conversation of {DEEP_HISTORY_MESSAGES} messages; "
+                f"request_full_history is capped at {ctx.full_history_max_tokens} tokens here)"
+            )
+            script = DEEP_SCRIPT
+        for text in script:
             _turn(graph, text, thread, ctx, printer)
         printer.say(f"\nDemo done. See the trail with: handover trail --thread {thread}")
         _print_trail(graph, thread, printer)

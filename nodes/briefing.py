@@ -188,6 +188,18 @@ def _quiet(action) -> None:  # type: ignore[no-untyped-def]
 def _append_locked(
     hand_fd: int, filename: str, path: str, header: str, entry: str, handover_id: str
 ) -> BriefingResult:
+    # a file another process created and then removed on its own failed write is gone
+    # once we hold the lock (no links left): open the path again and retry
+    for _attempt in range(5):
+        result = _append_once(hand_fd, filename, path, header, entry, handover_id)
+        if result is not None:
+            return result
+    raise BriefingError(f"failed to append briefing file {path}: the file kept disappearing")
+
+
+def _append_once(
+    hand_fd: int, filename: str, path: str, header: str, entry: str, handover_id: str
+) -> BriefingResult | None:
     flags = os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
     created = False
     try:
@@ -205,12 +217,14 @@ def _append_locked(
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         st = os.fstat(fd)
+        if st.st_nlink == 0:
+            return None  # unlinked while we waited for the lock
         if not stat.S_ISREG(st.st_mode):
             raise BriefingError(f"failed to append briefing file {path}: not a regular file")
         size_before = st.st_size
         marker = _ID_MARKER.format(handover_id).encode()
         if size_before and marker in os.pread(fd, size_before, 0):
-            return BriefingResult(path, True, False, size_before, appended=False)
+            return BriefingResult(path, not created, created, size_before, appended=False)
         data = ((header if size_before == 0 else "") + entry).encode("utf-8")
         try:
             _write_all(fd, data)

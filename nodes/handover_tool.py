@@ -11,7 +11,7 @@ import hashlib
 import json
 import os
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from langchain_core.tools import StructuredTool
@@ -156,7 +156,8 @@ def _validate(args: dict[str, Any]) -> dict[str, Any]:
     include = _int_arg("include_recent_turns", merged["include_recent_turns"])
     if include < 0:
         raise HandoverRefused(f"ERROR: include_recent_turns must be >= 0 (got {include})")
-    condition = _text_arg("return_condition", merged["return_condition"]).strip()
+    # an empty condition means the default, as an omitted one does
+    condition = _text_arg("return_condition", merged["return_condition"]).strip() or "user_request"
     if condition not in RETURN_CONDITIONS:
         raise HandoverRefused(
             f"ERROR: invalid return_condition {condition!r}; "
@@ -182,7 +183,7 @@ def content_handover_id(values: dict[str, Any], when: datetime) -> str:
     canonical = json.dumps(
         {k: values[k] for k in sorted(values) if k != "project_root"}, sort_keys=True
     )
-    digest = hashlib.sha256(f"{when:%Y-%m-%d}\n{canonical}".encode()).hexdigest()
+    digest = hashlib.sha256(f"{when.astimezone(UTC):%Y-%m-%d}\n{canonical}".encode()).hexdigest()
     return f"h-{digest[:16]}"
 
 

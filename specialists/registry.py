@@ -119,6 +119,8 @@ def closest_profiles(name: str, limit: int = 3) -> list[str]:
 
 def unknown_profile_message(name: str) -> str:
     """The ERROR text for a name not in the allow-list, with suggestions and the full list."""
+    if not name.isprintable():
+        name = name.encode("unicode_escape").decode("ascii")  # no raw control characters
     hint = closest_profiles(name)
     suggestion = f" Did you mean {', '.join(repr(h) for h in hint)}?" if hint else ""
     return (

@@ -100,3 +100,15 @@ def test_console_script_is_installed_and_runs(root):
     assert "🧭 [orchestrator]" in done.stdout
     bad = subprocess.run([exe, "nonsense"], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
+
+
+def test_deep_demo_shows_stage_2_a_chain_and_a_return(root):
+    code, text = run_cli("demo", "--scenario", "deep", "--thread", "deep")
+    assert code == 0
+    assert "seeded an earlier conversation of 1000 messages" in text
+    assert "🔄 Handoff to: solution_architect" in text
+    stage2 = next(line for line in text.splitlines() if "📚 request_full_history:" in line)
+    assert "compacted" in stage2 and "(cap 3,000)" in stage2
+    assert "🔄 Handoff to: security_data_engineer" in text
+    assert "↩️  security_data_engineer hands back to the orchestrator" in text
+    assert "🧭 [orchestrator] Back with the orchestrator." in text

@@ -479,3 +479,30 @@ def test_build_graph_rejects_wrong_arguments():
         build_graph(checkpointer="memory")
     with pytest.raises(TypeError, match=r"model\['hacker'\]"):
         build_graph(model={"hacker": object()})
+
+
+def test_chain_of_two_specialists_returns_under_the_first_condition(ctx):
+    graph, model = make()
+    say(graph, "Which architecture should we pick: microservices or a monolith?", ctx)
+    values = say(graph, "Please ask the security data engineer about the auth design.", ctx)
+    trail = state_of(graph)["handovers"]
+    assert [(r["kind"], r["from_agent"], r["to_agent"]) for r in trail] == [
+        ("handover", "orchestrator", "solution_architect"),
+        ("handover", "solution_architect", "security_data_engineer"),
+    ]
+    assert values["active_agent"] == "security_data_engineer"
+    handover = state_of(graph)["handover"]
+    assert handover["chain"] == ["solution_architect", "security_data_engineer"]
+    assert handover["root_return_condition"] == "user_request"
+    assert state_of(graph)["handover_depth"] == 2
+    # each handover of the chain has its own briefing entry
+    paths = {r["briefing_path"] for r in trail}
+    assert len(paths) == 2 and all(Path(p).exists() for p in paths)
+    # under user_request the last specialist keeps the conversation, then returns
+    before = len(model.requests)
+    say(graph, "And the token expiry?", ctx)
+    assert "(profile `security_data_engineer`)" in system_text(model.requests[before])
+    values = say(graph, "Thanks, go back to the orchestrator.", ctx)
+    assert values["active_agent"] == "orchestrator"
+    assert state_of(graph)["handover_depth"] == 0
+    assert values["messages"][-1].name == "orchestrator"
