@@ -169,15 +169,20 @@ class HandoverContext:
 
 
 def coerce_context(context: Any) -> HandoverContext:
-    """A HandoverContext from None, a dict (server/SDK callers) or an instance."""
+    """A validated HandoverContext from None, a dict (server/SDK callers) or an instance.
+
+    Raises ValueError naming the field when a value cannot work (a relative
+    project_root, max_turns <= 0, ...): a run with such a context fails at once
+    with that message instead of limping on.
+    """
     if context is None:
-        return HandoverContext()
+        return HandoverContext().validated()
     if isinstance(context, HandoverContext):
-        return context
+        return context.validated()
     if isinstance(context, dict):
         known = {f for f in HandoverContext.__dataclass_fields__}
         unknown = sorted(set(context) - known)
         if unknown:
             raise ValueError(f"unknown context field(s) {unknown}; known fields: {sorted(known)}")
-        return HandoverContext(**{k: v for k, v in context.items() if v is not None})
+        return HandoverContext(**{k: v for k, v in context.items() if v is not None}).validated()
     raise TypeError(f"context must be a dict or HandoverContext, got {type(context).__name__}")

@@ -33,6 +33,8 @@ TOKENS_PER_MESSAGE = 3
 TOKENS_PER_NAME = 1
 TOKENS_PER_TOOL_CALL_ID = 3
 REPLY_PRIMING = 3
+# a first guess of how many characters hold a token, when encoding only a prefix
+PROBE_CHARS_PER_TOKEN = 8
 
 _SHIPPED = {"o200k_base": "o200k_base.tiktoken.gz", "cl100k_base": "cl100k_base.tiktoken.gz"}
 _lock = threading.Lock()
@@ -205,6 +207,33 @@ class TokenCounter:
     def count_text(self, text: str) -> int:
         """Tokens in plain text (special-token strings are counted as ordinary text)."""
         return len(self.encoding.encode(text, disallowed_special=()))
+
+    def decode_prefix(self, ids: list[int]) -> str:
+        """Decode token ids, dropping a character cut in half at the end."""
+        return self.encoding.decode_bytes(ids).decode("utf-8", errors="ignore")
+
+    def prefix(self, text: str, tokens: int) -> str:
+        """The text of the first `tokens` tokens (encodes only as much of `text` as needed)."""
+        if tokens <= 0 or not text:
+            return ""
+        chars = (tokens + 1) * PROBE_CHARS_PER_TOKEN
+        while True:
+            ids = self.encoding.encode(text[:chars], disallowed_special=())
+            if len(ids) > tokens or chars >= len(text):
+                break
+            chars *= 2
+        return self.decode_prefix(ids[:tokens])
+
+    def truncate(self, text: str, limit: int) -> str:
+        """The longest token prefix of `text` whose own count is at most `limit`."""
+        keep = limit
+        while keep > 0:
+            cut = self.prefix(text, keep)
+            over = self.count_text(cut) - limit
+            if over <= 0:
+                return cut
+            keep -= over
+        return ""
 
     def count_message(self, message: Any) -> int:
         """Tokens one message adds to a request (without the reply priming)."""

@@ -506,3 +506,18 @@ def test_chain_of_two_specialists_returns_under_the_first_condition(ctx):
     assert values["active_agent"] == "orchestrator"
     assert state_of(graph)["handover_depth"] == 0
     assert values["messages"][-1].name == "orchestrator"
+
+
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        ({"project_root": "relative/dir"}, "project_root must be absolute"),
+        ({"max_turns": 0}, "max_turns must be a positive integer"),
+        ({"include_recent_turns": -1}, "include_recent_turns must be an integer >= 0"),
+        ({"max_handover_depth": "3"}, "max_handover_depth must be a positive integer"),
+    ],
+)
+def test_bad_context_fails_the_run_with_a_clear_error(bad, message, ctx):
+    graph, _ = make()
+    with pytest.raises(ValueError, match=message):
+        say(graph, "hello", {**ctx, **bad})

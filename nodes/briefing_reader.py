@@ -1,0 +1,276 @@
+"""Stage 3 reader: a specialist's own briefing entries, newest first, within a token cap.
+
+Only `<project_root>/.a0proj/handover/<specialist-with-dashes>-<slug>-<YYYY-MM-DD>.md`
+files are read, and only when their first line names this specialist and that
+slug (so `ui-design-specialist-x-<date>.md` never passes as `ui_design`'s topic
+`specialist-x`). Every path is opened relative to a directory descriptor with
+O_NOFOLLOW: a symlinked `.a0proj` or `handover` folder is refused, a symlinked or
+non-regular briefing file is skipped, and a topic is only ever compared, as a
+slug, with names listed inside the handover folder — it never becomes a path.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+import stat
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from nodes.briefing import HANDOVER_DIR, STATE_DIR, slugify_topic
+from state import TokenCounter
+
+DEFAULT_MAX_TOKENS = 4_000
+MAX_FILE_BYTES = 8 * 1024 * 1024  # a larger file is read from its end (newest entries)
+_SPECIALIST = re.compile(r"[a-z0-9]+(?:_[a-z0-9]+)*")
+_ENTRY = re.compile(
+    r"^## Handover (?P<when>\S+) → (?P<specialist>\S+)\n<!-- handover-id: [^\n]*? -->\n",
+    re.MULTILINE,
+)
+
+
+class _Refused(Exception):
+    """Reading stops; str(error) is the text after 'ERROR: '."""
+
+
+@dataclass(frozen=True)
+class _Entry:
+    when: datetime
+    order: tuple[str, int]  # (file name, position): ties keep file order
+    text: str
+
+
+def read_briefing(
+    *,
+    project_root: str,
+    specialist: str,
+    topic: str | None = None,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    counter: TokenCounter,
+) -> str:
+    """The specialist's briefing entries (one topic or all), newest first, <= max_tokens.
+
+    Never raises: invalid arguments and refused paths come back as `ERROR: ...`.
+    """
+    try:
+        slug = _validate(project_root, specialist, topic, max_tokens)
+        entries, skipped = _collect(project_root, specialist, slug)
+        notes = (
+            [
+                f"NOTE: skipped {len(skipped)} file(s) that are symlinks or not regular files: "
+                + ", ".join(skipped[:10])
+            ]
+            if skipped
+            else []
+        )
+        if not entries:
+            where = f" on topic '{slug}'" if slug is not None else ""
+            return "\n".join([f"No briefing entries for {specialist}{where} yet.", *notes])
+        entries.sort(key=lambda e: (e.when, e.order), reverse=True)
+        return _fit(entries, specialist, slug, notes, max_tokens, counter)
+    except _Refused as refused:
+        return f"ERROR: {refused}"
+    except Exception as exc:  # the reader never raises; name what went wrong
+        return f"ERROR: reading the briefing failed: {type(exc).__name__}: {exc}"
+
+
+def _validate(
+    project_root: object, specialist: object, topic: object, max_tokens: object
+) -> str | None:
+    if not isinstance(project_root, str) or "\x00" in project_root:
+        raise _Refused(f"project_root must be an absolute path string (got {project_root!r:.80})")
+    if not os.path.isabs(project_root):
+        raise _Refused(f"project_root must be absolute (got {project_root!r:.80})")
+    if not isinstance(specialist, str) or not _SPECIALIST.fullmatch(specialist):
+        raise _Refused(
+            f"invalid specialist {specialist!r:.80}; use a profile name such as 'frontend_designer'"
+        )
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+        raise _Refused(f"max_tokens must be a positive integer (got {max_tokens!r:.40})")
+    if topic is None:
+        return None
+    if not isinstance(topic, str) or "\x00" in topic:
+        raise _Refused(f"topic must be text without NUL bytes (got {topic!r:.80})")
+    slug = slugify_topic(topic)
+    if not slug:
+        raise _Refused(
+            f"topic {topic[:60]!r} has no letters or digits; use the topic's slug, "
+            "such as 'landing-page-hero', or leave it out for all topics"
+        )
+    return slug
+
+
+# --- reading, confined to the handover folder ---------------------------------------------
+
+
+def _collect(
+    project_root: str, specialist: str, slug: str | None
+) -> tuple[list[_Entry], list[str]]:
+    """Entries of the specialist's own files (of one slug, if given) and the names skipped."""
+    pattern = re.compile(
+        re.escape(specialist.replace("_", "-"))
+        + r"-(?P<slug>[a-z0-9]+(?:-[a-z0-9]+)*)-(?P<date>\d{4}-\d{2}-\d{2})\.md"
+    )
+    fds: list[int] = []
+    try:
+        try:
+            fds.append(os.open(project_root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC))
+        except OSError as exc:
+            raise _Refused(f"project_root {project_root!r} is not a readable folder") from exc
+        for name in (STATE_DIR, HANDOVER_DIR):
+            fd = _open_dir(name, fds[-1])
+            if fd is None:
+                return [], []
+            fds.append(fd)
+        entries: list[_Entry] = []
+        skipped: list[str] = []
+        for name in sorted(os.listdir(fds[-1])):
+            match = pattern.fullmatch(name)
+            if not match or (slug is not None and match["slug"] != slug):
+                continue
+            read = _read_file(fds[-1], name)
+            if read is None:
+                skipped.append(name)
+                continue
+            entries += _entries(*read, name, specialist, match["slug"], match["date"])
+        return entries, skipped
+    finally:
+        for fd in reversed(fds):
+            os.close(fd)
+
+
+def _open_dir(name: str, parent_fd: int) -> int | None:
+    """Open a folder below parent_fd, refusing a symlink; None when it does not exist."""
+    try:
+        st = os.stat(name, dir_fd=parent_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+    if stat.S_ISLNK(st.st_mode):
+        raise _Refused(f"refusing to read through a symlink: {name!r} is a symbolic link")
+    if not stat.S_ISDIR(st.st_mode):
+        raise _Refused(f"{name!r} is not a folder")
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        return os.open(name, flags, dir_fd=parent_fd)
+    except OSError as exc:  # swapped for a symlink since the check
+        raise _Refused(f"refusing to open {name!r}: {exc.strerror}") from exc
+
+
+def _read_file(dir_fd: int, name: str) -> tuple[str, str] | None:
+    """(first line, text) of a regular file, read under a shared lock; None otherwise.
+
+    A file over MAX_FILE_BYTES is read from its end: its newest entries.
+    """
+    try:
+        if not stat.S_ISREG(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode):
+            return None
+    except OSError:  # removed since the listing
+        return None
+    try:  # O_NONBLOCK: a FIFO swapped in after the check must not block the open
+        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+        fd = os.open(name, flags, dir_fd=dir_fd)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        fcntl.flock(fd, fcntl.LOCK_SH)  # the writer appends each entry under LOCK_EX
+        size = os.fstat(fd).st_size
+        first_line = os.pread(fd, 4096, 0).split(b"\n", 1)[0]
+        chunks, offset = [], max(0, size - MAX_FILE_BYTES)
+        while offset < size:
+            chunk = os.pread(fd, min(size - offset, 1 << 20), offset)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            offset += len(chunk)
+        text = b"".join(chunks).decode("utf-8", errors="replace")
+        return first_line.decode("utf-8", errors="replace"), text
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def _entries(
+    first_line: str, text: str, filename: str, specialist: str, slug: str, date: str
+) -> list[_Entry]:
+    """Split a file into its entries; a file whose first line is not ours yields none."""
+    if first_line != f"# Briefing: {specialist} — {slug}":
+        return []
+    matches = list(_ENTRY.finditer(text))
+    out = []
+    for pos, match in enumerate(matches):
+        if match["specialist"] != specialist:
+            continue
+        end = matches[pos + 1].start() if pos + 1 < len(matches) else len(text)
+        body = text[match.end() : end].strip()
+        heading = f"## Handover {match['when']} → {specialist} ({filename})"
+        when = _parse_when(match["when"], date)
+        out.append(_Entry(when, (filename, pos), f"{heading}\n\n{body}"))
+    return out
+
+
+def _parse_when(value: str, date: str) -> datetime:
+    for text, fmt in ((value, "%Y-%m-%dT%H:%M:%SZ"), (date, "%Y-%m-%d")):
+        try:
+            return datetime.strptime(text, fmt).replace(tzinfo=UTC)
+        except ValueError:
+            continue
+    return datetime.min.replace(tzinfo=UTC)
+
+
+# --- the token cap -------------------------------------------------------------------------
+
+
+def _fit(
+    entries: list[_Entry],
+    specialist: str,
+    slug: str | None,
+    notes: list[str],
+    max_tokens: int,
+    counter: TokenCounter,
+) -> str:
+    """Newest entries first while they fit; the oldest are dropped and counted."""
+    total = len(entries)
+    scope = f"topic '{slug}'" if slug is not None else "all topics"
+
+    def render(shown: list[str]) -> str:
+        lines = [
+            f"BRIEFING (stage 3) for {specialist}, {scope}: {len(shown)} of {total} "
+            "entries, newest first."
+        ]
+        if len(shown) < total:
+            left_out = total - len(shown)
+            lines.append(
+                f"[{left_out} older {'entry' if left_out == 1 else 'entries'} left out to stay "
+                f"within the {max_tokens:,}-token cap]"
+            )
+        return "\n".join([*lines, *notes, "", "\n\n".join(shown)]).rstrip() + "\n"
+
+    base = counter.count_text(render([]))
+    shown: list[str] = []
+    used = base
+    for entry in entries:
+        cost = counter.count_text(entry.text) + 1
+        if used + cost > max_tokens:
+            break
+        shown.append(entry.text)
+        used += cost
+    while True:
+        text = render(shown)
+        over = counter.count_text(text) - max_tokens
+        if over <= 0:
+            break
+        if not shown:
+            return counter.truncate(text, max_tokens)
+        shown.pop()
+    if not shown:  # the newest entry alone is over the cap: show its beginning
+        marker = "\n… [entry cut to fit the cap]"
+        room = max_tokens - counter.count_text(render(["x"])) - counter.count_text(marker) - 4
+        if room > 16:
+            cut = counter.truncate(entries[0].text, room) + marker
+            text = render([cut])
+            if counter.count_text(text) <= max_tokens:
+                return text
+        return counter.truncate(render([]), max_tokens)
+    return text
