@@ -58,7 +58,9 @@ class CountingOfflineModel(OfflineChatModel):
 def per_turn_overhead(turns: int = 200) -> tuple[float, float]:
     with tempfile.TemporaryDirectory() as tmp:
         ctx = HandoverContext(project_root=tmp, model="offline")
-        graph = build_graph(checkpointer=sqlite_checkpointer(f"{tmp}/cp.sqlite"), model=ZeroLatencyModel())
+        graph = build_graph(
+            checkpointer=sqlite_checkpointer(f"{tmp}/cp.sqlite"), model=ZeroLatencyModel()
+        )
         config = {"configurable": {"thread_id": "bench"}}
         times = []
         for i in range(turns):
@@ -82,12 +84,22 @@ def specialist_tokens(turns: int, counter: TokenCounter) -> tuple[int, int, int]
         config = {"configurable": {"thread_id": "bench"}}
         for i in range(turns - 1):
             graph.invoke(
-                {"messages": [HumanMessage(f"Note {i}: we keep refining the product plan, the team roles and the budget for quarter {i % 4 + 1}.")]},
+                {
+                    "messages": [
+                        HumanMessage(
+                            f"Note {i}: we keep refining the product plan, the team roles and the budget for quarter {i % 4 + 1}."
+                        )
+                    ]
+                },
                 config,
                 context=ctx,
             )
         graph.invoke(
-            {"messages": [HumanMessage("Please design the landing page hero with bold typography.")]},
+            {
+                "messages": [
+                    HumanMessage("Please design the landing page hero with bold typography.")
+                ]
+            },
             config,
             context=ctx,
         )
@@ -109,7 +121,9 @@ def main() -> int:
     print(f"  ratio 200/10:             {last / first:7.2f}")
     print()
     print("Tokens the specialist receives vs the full history (o200k_base)")
-    print(f"  {'turns':>5}  {'specialist request':>18}  {'package':>7}  {'full history':>12}  {'share':>6}")
+    print(
+        f"  {'turns':>5}  {'specialist request':>18}  {'package':>7}  {'full history':>12}  {'share':>6}"
+    )
     for n in (10, 50, 100, 200):
         request, package, history = specialist_tokens(n, counter)
         print(f"  {n:>5}  {request:>18}  {package:>7}  {history:>12}  {request / history:>6.1%}")

@@ -1,6 +1,6 @@
 """Use the handover graph from Python: SQLite checkpoints, two turns on one thread, the trail.
 
-    .venv/bin/python examples/python_caller.py [/abs/project/root]
+.venv/bin/python examples/python_caller.py [/abs/project/root]
 """
 
 from __future__ import annotations

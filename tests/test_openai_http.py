@@ -24,8 +24,10 @@ OFFLINE = OfflineChatModel()
 
 def offline_responder(messages: list[dict], tools: list[dict]) -> dict:
     """Answer an OpenAI request with the offline model's reply, in OpenAI's format."""
-    reply = OFFLINE.bind_tools(tools).invoke(convert_to_messages(messages)) if tools else OFFLINE.invoke(
-        convert_to_messages(messages)
+    reply = (
+        OFFLINE.bind_tools(tools).invoke(convert_to_messages(messages))
+        if tools
+        else OFFLINE.invoke(convert_to_messages(messages))
     )
     assert isinstance(reply, AIMessage)
     return {
@@ -85,7 +87,9 @@ def test_handover_reply_and_return_through_chat_openai(server, ctx, streaming):
     assert all(body.get("stream", False) is streaming for body in sent)
     assert not server.rejected, server.rejected
     # the specialist's requests went over HTTP with its own prompt and the package
-    specialist = [b for b in sent if "(profile `frontend_designer`)" in (b["messages"][0]["content"] or "")]
+    specialist = [
+        b for b in sent if "(profile `frontend_designer`)" in (b["messages"][0]["content"] or "")
+    ]
     assert specialist and "HANDOVER PACKAGE (stage 1)" in specialist[0]["messages"][0]["content"]
 
 

@@ -23,13 +23,21 @@ def ctx(tmp_path):
 def seed(graph, thread, n):
     history = []
     for i in range(n // 2):
-        history.append(HumanMessage(f"Earlier point {i}: we settled detail {i} of the billing flow and its limits."))
+        history.append(
+            HumanMessage(
+                f"Earlier point {i}: we settled detail {i} of the billing flow and its limits."
+            )
+        )
         history.append(AIMessage(f"Noted detail {i}.", name="orchestrator"))
-    graph.update_state({"configurable": {"thread_id": thread}}, {"messages": history}, as_node="orchestrator")
+    graph.update_state(
+        {"configurable": {"thread_id": thread}}, {"messages": history}, as_node="orchestrator"
+    )
 
 
 def say(graph, text, ctx, thread="t"):
-    return graph.invoke({"messages": [HumanMessage(text)]}, {"configurable": {"thread_id": thread}}, context=ctx)
+    return graph.invoke(
+        {"messages": [HumanMessage(text)]}, {"configurable": {"thread_id": thread}}, context=ctx
+    )
 
 
 def test_specialist_gets_a_capped_compacted_full_history_and_storage_is_unchanged(ctx):
@@ -37,9 +45,20 @@ def test_specialist_gets_a_capped_compacted_full_history_and_storage_is_unchange
     graph = build_graph(checkpointer=InMemorySaver(), model=model)
     seed(graph, "t", 2000)
     say(graph, HERO, ctx | {"full_history_max_tokens": 5000})
-    stored_before = [m.model_dump() for m in graph.get_state({"configurable": {"thread_id": "t"}}).values["messages"]]
-    values = say(graph, "Please read the full history before you go on.", ctx | {"full_history_max_tokens": 5000})
-    results = [m for m in values["messages"] if isinstance(m, ToolMessage) and m.name == "request_full_history"]
+    stored_before = [
+        m.model_dump()
+        for m in graph.get_state({"configurable": {"thread_id": "t"}}).values["messages"]
+    ]
+    values = say(
+        graph,
+        "Please read the full history before you go on.",
+        ctx | {"full_history_max_tokens": 5000},
+    )
+    results = [
+        m
+        for m in values["messages"]
+        if isinstance(m, ToolMessage) and m.name == "request_full_history"
+    ]
     assert len(results) == 1
     text = results[0].content
     counter = TokenCounter()
@@ -49,7 +68,9 @@ def test_specialist_gets_a_capped_compacted_full_history_and_storage_is_unchange
     assert "HANDOVER PACKAGE (stage 1)" in text  # the package stays verbatim
     assert "Please read the full history before you go on." in text  # the last turn too
     # the specialist's next request carries it; the stored history before it is untouched
-    assert any(isinstance(m, ToolMessage) and m.name == "request_full_history" for m in model.requests[-1])
+    assert any(
+        isinstance(m, ToolMessage) and m.name == "request_full_history" for m in model.requests[-1]
+    )
     stored_after = [m.model_dump() for m in values["messages"]]
     assert stored_after[: len(stored_before)] == stored_before
     assert values["messages"][-1].name == "frontend_designer"
@@ -72,7 +93,9 @@ def test_read_briefing_shows_what_was_decided_on_the_same_topic_before(ctx):
     say(graph, HERO, ctx, thread="one")
     say(graph, HERO, ctx, thread="two")
     values = say(graph, "What did we decide before? Check your briefing.", ctx, thread="two")
-    result = next(m for m in values["messages"] if isinstance(m, ToolMessage) and m.name == "read_briefing")
+    result = next(
+        m for m in values["messages"] if isinstance(m, ToolMessage) and m.name == "read_briefing"
+    )
     assert "dark theme" in result.content
     assert result.content.count("## Handover") == 2  # both handovers, newest first
 
@@ -95,6 +118,10 @@ def test_read_briefing_cannot_leave_the_specialists_own_files(ctx, tmp_path):
     say(graph, "Run a pentest against our login form and try sql injection.", ctx, thread="h")
     say(graph, HERO, ctx)
     values = say(graph, "check", ctx)
-    results = [m.content for m in values["messages"] if isinstance(m, ToolMessage) and m.name == "read_briefing"]
+    results = [
+        m.content
+        for m in values["messages"]
+        if isinstance(m, ToolMessage) and m.name == "read_briefing"
+    ]
     assert len(results) == 3
     assert not any("TOP SECRET" in r or "pentest" in r for r in results)
