@@ -18,9 +18,9 @@ from langchain_core.messages import ToolMessage
 from langgraph.runtime import Runtime
 
 from nodes.conversation import pending_tool_calls, recent_turns
-from nodes.handover_tool import HandoverOutcome, perform_handover
+from nodes.handover_tool import PACKAGE_KEYS, HandoverOutcome, perform_handover
 from nodes.tools import HANDOVER
-from nodes.trail import trail_record
+from nodes.trail import return_update, trail_record
 from specialists import ORCHESTRATOR_PROFILE
 from state import ORCHESTRATOR, HandoverContext, HandoverState, coerce_context, token_counter
 
@@ -130,13 +130,7 @@ def handover_node(state: HandoverState, runtime: Runtime[HandoverContext]) -> di
     new_handover = {
         key: package[key]
         for key in (
-            "specialist",
-            "topic",
-            "summary",
-            "briefing_file",
-            "estimated_tokens",
-            "max_context_tokens",
-            "oversize_warning",
+            *PACKAGE_KEYS,
             "rendered",
             "reason",
             "return_condition",
@@ -177,17 +171,5 @@ def _return_to_orchestrator(
     reason = str(args.get("summary") or args.get("handover_reason") or "handed back")
     return {
         "messages": [_answer(call, "Returned to the orchestrator."), *answers],
-        "active_agent": ORCHESTRATOR,
-        "handover_depth": 0,
-        "agent_turns": 0,
-        "handovers": [
-            trail_record(
-                "return",
-                from_agent=caller,
-                to_agent=ORCHESTRATOR,
-                reason=reason,
-                topic=str(current.get("topic") or ""),
-                return_condition=str(current.get("root_return_condition") or ""),
-            )
-        ],
+        **return_update(caller, current, reason),
     }

@@ -20,10 +20,9 @@ from nodes.conversation import messages_since, own_view
 from nodes.models import ModelSpec, model_for
 from nodes.offline_model import OfflineChatModel
 from nodes.tools import FULL_HISTORY, READ_BRIEFING, RETURN, specialist_tools
-from nodes.trail import trail_record
+from nodes.trail import return_update
 from specialists import PROFILES, Profile
 from state import (
-    ORCHESTRATOR,
     RETURN_CONDITIONS,
     HandoverContext,
     HandoverState,
@@ -128,23 +127,7 @@ def make_specialist_node(profile: Profile, model_spec: ModelSpec):  # type: igno
             reason = f"{condition}: replied"
         else:
             return update  # user_request: the specialist keeps the conversation
-        update.update(
-            {
-                "active_agent": ORCHESTRATOR,
-                "handover_depth": 0,
-                "agent_turns": 0,
-                "handovers": [
-                    trail_record(
-                        "return",
-                        from_agent=name,
-                        to_agent=ORCHESTRATOR,
-                        reason=reason,
-                        topic=handover.get("topic", ""),
-                        return_condition=condition or "",
-                    )
-                ],
-            }
-        )
+        update.update(return_update(name, handover, reason))
         return update
 
     specialist.__name__ = name

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from nodes.briefing import now_utc
-from state import HandoverRecord
+from state import ORCHESTRATOR, HandoverRecord
 
 
 def trail_record(
@@ -35,6 +35,26 @@ def trail_record(
     if error is not None:
         record["error"] = error
     return record  # type: ignore[return-value]
+
+
+def return_update(agent: str, handover: dict[str, Any], reason: str) -> dict[str, Any]:
+    """The state update of `agent` handing the conversation back to the orchestrator."""
+    condition = handover.get("root_return_condition") or handover.get("return_condition") or ""
+    return {
+        "active_agent": ORCHESTRATOR,
+        "handover_depth": 0,
+        "agent_turns": 0,
+        "handovers": [
+            trail_record(
+                "return",
+                from_agent=agent,
+                to_agent=ORCHESTRATOR,
+                reason=reason,
+                topic=str(handover.get("topic") or ""),
+                return_condition=str(condition),
+            )
+        ],
+    }
 
 
 def describe_trail(records: list[HandoverRecord], limit: int = 8) -> str:
