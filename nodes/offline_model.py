@@ -186,11 +186,14 @@ class OfflineChatModel(BaseChatModel):
         tools = {t["function"]["name"] for t in kwargs.get("tools") or []}
         system = "\n".join(message_text(m) for m in messages if isinstance(m, SystemMessage))
         convo = [m for m in messages if not isinstance(m, SystemMessage)]
+        # the reply carries its agent's name already, so streamed chunks are named too
         if "return_to_orchestrator" in tools:
             tag = PROFILE_TAG.search(system)
             reply = self._specialist(tag.group(1) if tag else "", system, convo, tools)
+            reply.name = tag.group(1) if tag else None
         elif "handover_to_specialist" in tools:
             reply = self._orchestrator(convo)
+            reply.name = "orchestrator"
         else:
             reply = AIMessage(content=self._summarise(convo))
         return ChatResult(generations=[ChatGeneration(message=reply)])

@@ -146,6 +146,9 @@ class HandoverContext:
 
     def validated(self) -> HandoverContext:
         """Raise ValueError naming the bad field when a value cannot work."""
+        for name in ("project_root", "model"):
+            if not isinstance(getattr(self, name), str):
+                raise ValueError(f"{name} must be a string, got {getattr(self, name)!r}")
         if not os.path.isabs(self.project_root):
             raise ValueError(f"project_root must be absolute, got {self.project_root!r}")
         for name in (
