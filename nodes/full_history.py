@@ -17,36 +17,21 @@ far as the remaining budget needs.
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from langchain_core.messages import (
-    AIMessage,
     BaseMessage,
-    ChatMessage,
-    HumanMessage,
-    SystemMessage,
-    ToolMessage,
     convert_to_messages,
     trim_messages,
 )
 
+from nodes.history_render import CONDENSED, SHORTENED, VERBATIM, History
 from state import TokenCounter
-from state.tokens import PROBE_CHARS_PER_TOKEN
 
 DEFAULT_MAX_TOKENS = 50_000
-LONG_TOOL_OUTPUT_TOKENS = 200  # tool outputs longer than this are shortened first ...
-TOOL_HEAD_TOKENS = 60  # ... to their first 60 tokens
-CONDENSED_WORDS = 25  # a condensed turn keeps its first sentence, at most 25 words
 MIN_SUMMARY_TOKENS = 32  # below this a summarizer call is not worth it
 MIN_TRUNCATED_TOKENS = 8  # below this a recent message is omitted, not truncated
-_CONDENSE_SCAN_CHARS = 400
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s")
-
-VERBATIM, SHORTENED, CONDENSED = 0, 1, 2
 
 Summarizer = Callable[[list[BaseMessage], int], str]
 """`summarize(messages, token_budget) -> summary text` (a real model; clipped to the budget)."""
@@ -83,7 +68,7 @@ def build_full_history(
     msgs = list(messages)
     if not all(isinstance(m, BaseMessage) for m in msgs):
         msgs = convert_to_messages(msgs)  # dicts / tuples, as LangChain accepts them
-    history = _History(msgs, counter)
+    history = History(msgs, counter)
     composer = _Composer(history, package_text or "(none)", max_tokens, keep_recent, summarize)
     shrink = 0
     for attempt in range(12):
@@ -95,138 +80,6 @@ def build_full_history(
             return FullHistory(text, tokens, draft.verbatim, len(msgs) - draft.verbatim, len(msgs))
         shrink += tokens - max_tokens + attempt  # estimates were short: plan for less
     return _minimal(composer, counter, max_tokens)
-
-
-# --- one message, rendered at each compaction level --------------------------------------
-
-
-class _History:
-    """Per-call cache: each message's renderings and their token counts, made on demand."""
-
-    def __init__(self, messages: list[BaseMessage], counter: TokenCounter) -> None:
-        self.messages = messages
-        self.counter = counter
-        self._renders: dict[tuple[int, int], str | None] = {}
-        self._costs: dict[tuple[int, int], tuple[int, bool]] = {}
-        self._identical: dict[int, bool] = {}
-
-    def full(self, i: int) -> str:
-        """`[#12] AI (frontend_designer): text` plus one line per tool call."""
-        key = (i, VERBATIM)
-        if key not in self._renders:
-            m = self.messages[i]
-            text = _text(m)
-            line = f"{self.label(i)}: {text}" if text else f"{self.label(i)}:"
-            for call in _tool_calls(m):
-                args = json.dumps(call.get("args", {}), ensure_ascii=False)
-                line += f"\n  → tool call {call.get('name')} {args}"
-            self._renders[key] = line
-        return self._renders[key] or ""
-
-    def shortened(self, i: int) -> str | None:
-        """A long tool output cut to its head, or None when the message is not one."""
-        key = (i, SHORTENED)
-        if key not in self._renders:
-            m, rendered = self.messages[i], None
-            if isinstance(m, ToolMessage):
-                text = _text(m)
-                probe = (LONG_TOOL_OUTPUT_TOKENS + 1) * PROBE_CHARS_PER_TOKEN
-                ids = self.counter.encoding.encode(text[:probe], disallowed_special=())
-                if len(ids) <= LONG_TOOL_OUTPUT_TOKENS and len(text) > probe:
-                    ids = self.counter.encoding.encode(text, disallowed_special=())
-                if len(ids) > LONG_TOOL_OUTPUT_TOKENS:
-                    head = self.counter.decode_prefix(ids[:TOOL_HEAD_TOKENS])
-                    omitted = len(text) - len(head)
-                    rendered = f"{self.label(i)}: {head} … [{omitted:,} more characters omitted]"
-            self._renders[key] = rendered
-        return self._renders[key]
-
-    def condensed(self, i: int) -> str:
-        """One line: the first sentence (≤ 25 words) and the names of any tool calls."""
-        key = (i, CONDENSED)
-        if key not in self._renders:
-            m = self.messages[i]
-            text = _text(m)
-            gist = _first_sentence(text)
-            line = f"{self.label(i)}: {gist}" if gist else f"{self.label(i)}:"
-            calls = _tool_calls(m)
-            if calls:
-                line += " → called " + ", ".join(str(c.get("name")) for c in calls)
-            elif gist != text:
-                line += " …"
-            self._identical[i] = not calls and gist == text
-            self._renders[key] = line
-        return self._renders[key] or ""
-
-    def render(self, i: int, level: int) -> str:
-        if level == SHORTENED:
-            return self.shortened(i) or self.full(i)
-        return self.condensed(i) if level == CONDENSED else self.full(i)
-
-    def is_verbatim(self, i: int, level: int) -> bool:
-        """Whether the message's full rendering is what this level shows."""
-        if level == VERBATIM:
-            return True
-        if level == SHORTENED:
-            return self.shortened(i) is None
-        self.condensed(i)
-        return self._identical[i]
-
-    def cost(self, i: int, level: int, limit: int | None = None) -> int:
-        """Tokens of the message's line(s) plus newline; exact when <= limit, else > limit."""
-        if level == SHORTENED and self.shortened(i) is None:
-            level = VERBATIM
-        key = (i, level)
-        cached = self._costs.get(key)
-        if cached and (cached[1] or (limit is not None and cached[0] > limit)):
-            return cached[0]
-        value, exact = self.count_upto(self.render(i, level) + "\n", limit)
-        self._costs[key] = (value, exact)
-        return value
-
-    def label(self, i: int) -> str:
-        m = self.messages[i]
-        if isinstance(m, ToolMessage):
-            detail = [d for d in (m.name, "error" if m.status == "error" else None) if d]
-            return f"[#{i + 1}] Tool" + (f" ({', '.join(detail)})" if detail else "")
-        if isinstance(m, HumanMessage):
-            role = "Human"
-        elif isinstance(m, AIMessage):
-            role = "AI"
-        elif isinstance(m, SystemMessage):
-            role = "System"
-        elif isinstance(m, ChatMessage):
-            role = m.role
-        else:
-            role = m.type
-        return f"[#{i + 1}] {role}" + (f" ({m.name})" if m.name else "")
-
-    def count_upto(self, text: str, limit: int | None) -> tuple[int, bool]:
-        """(tokens, exact): exact when <= limit; a long text is probed by its prefix first."""
-        if limit is not None:
-            probe_len = (max(limit, 0) + 1) * PROBE_CHARS_PER_TOKEN
-            if len(text) > probe_len:
-                probed = self.counter.count_text(text[:probe_len])
-                if probed > limit:
-                    return probed, False
-        return self.counter.count_text(text), True
-
-
-def _text(message: BaseMessage) -> str:
-    content = message.content
-    return content if isinstance(content, str) else str(message.text)
-
-
-def _tool_calls(message: BaseMessage) -> list[Any]:
-    return message.tool_calls if isinstance(message, AIMessage) else []
-
-
-def _first_sentence(text: str) -> str:
-    """First sentence, at most CONDENSED_WORDS words, whitespace collapsed."""
-    head = text[:_CONDENSE_SCAN_CHARS]
-    end = _SENTENCE_END.search(head)
-    words = (head[: end.start()] if end else head).split(None, CONDENSED_WORDS)
-    return " ".join(words[:CONDENSED_WORDS])
 
 
 # --- planning the older messages -----------------------------------------------------------
@@ -244,7 +97,7 @@ class _OlderPlan:
 
 
 class _Planner:
-    def __init__(self, history: _History, summarize: Summarizer | None) -> None:
+    def __init__(self, history: History, summarize: Summarizer | None) -> None:
         self.h = history
         self.summarize = summarize
         self.notes: list[str] = []
@@ -380,7 +233,7 @@ class _Draft:
 class _Composer:
     def __init__(
         self,
-        history: _History,
+        history: History,
         package: str,
         cap: int,
         keep_recent: int,

@@ -521,3 +521,33 @@ def test_bad_context_fails_the_run_with_a_clear_error(bad, message, ctx):
     graph, _ = make()
     with pytest.raises(ValueError, match=message):
         say(graph, "hello", {**ctx, **bad})
+
+
+def test_specialist_handing_over_to_the_orchestrator_profile_is_a_return(ctx):
+    architect = ScriptedChatModel(
+        script=[
+            AIMessage(content="Here is my take."),
+            ai_call(
+                "handover_to_specialist",
+                specialist_profile="a0_software_orchestrator",
+                topic="done",
+                summary="Architecture settled: a modular monolith.",
+                handover_reason="finished",
+            ),
+        ]
+    )
+    graph = build_graph(
+        checkpointer=InMemorySaver(),
+        model={"solution_architect": architect, "default": RecordingOfflineModel()},
+    )
+    say(graph, REQUESTS["solution_architect"], ctx)
+    values = say(graph, "ok, that's it", ctx)
+    assert values["active_agent"] == "orchestrator"
+    trail = state_of(graph)["handovers"]
+    assert [(r["kind"], r["to_agent"]) for r in trail] == [
+        ("handover", "solution_architect"),
+        ("return", "orchestrator"),
+    ]
+    assert trail[-1]["reason"] == "Architecture settled: a modular monolith."
+    assert values["messages"][-1].name == "orchestrator"
+    check_tool_history(values["messages"])
