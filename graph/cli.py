@@ -216,6 +216,22 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int
         return _print_trail(graph, thread, printer)
     printer.say(_model_banner(ctx))
     printer.say(f"Thread: {thread}   checkpoints: {db}")
+    try:
+        _run_command(args, graph, thread, ctx, printer)
+    except KeyboardInterrupt:
+        printer.say("\ninterrupted; the conversation is saved and continues on the next run")
+        return 130
+    except Exception as exc:  # a model or network failure: a message, not a traceback
+        print(
+            f"handover: error: {type(exc).__name__}: {exc}\n"
+            f"The conversation is saved; run the same command again to continue thread {thread!r}.",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
+
+
+def _run_command(args, graph, thread: str, ctx: HandoverContext, printer: Printer) -> None:  # type: ignore[no-untyped-def]
     if args.command == "run":
         _turn(graph, args.message, thread, ctx, printer)
     elif args.command == "demo":
@@ -233,7 +249,6 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int
         _print_trail(graph, thread, printer)
     else:
         _chat(graph, thread, ctx, printer)
-    return 0
 
 
 def _turn(graph, text: str, thread: str, ctx: HandoverContext, printer: Printer) -> None:  # type: ignore[no-untyped-def]

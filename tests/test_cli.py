@@ -112,3 +112,31 @@ def test_deep_demo_shows_stage_2_a_chain_and_a_return(root):
     assert "🔄 Handoff to: security_data_engineer" in text
     assert "↩️  security_data_engineer hands back to the orchestrator" in text
     assert "🧭 [orchestrator] Back with the orchestrator." in text
+
+
+def test_a_model_that_cannot_be_used_is_an_error_message_not_a_traceback(root, capsys):
+    code, _ = run_cli("run", "hello", "--model", "nosuch:model", "--thread", "m")
+    assert code == 1
+    err = capsys.readouterr().err
+    assert err.startswith("handover: error: ValueError:") and "nosuch" in err
+    assert "Traceback" not in err
+    # the thread is not broken: the same thread works with a usable model
+    code, text = run_cli("run", "hello", "--model", "offline", "--thread", "m")
+    assert code == 0 and "🧭 [orchestrator]" in text
+
+
+def test_chat_reads_messages_until_exit(root):
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "HANDOVER_MODEL")}
+    done = subprocess.run(
+        [sys.executable, "-m", "graph.cli", "chat", "--thread", "chat1"],
+        cwd=root,
+        env={**env, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+        input="Please design the landing page hero.\nMake it darker.\ntrail\nexit\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "🔄 Handoff to: frontend_designer" in done.stdout
+    assert "🖌️ [frontend designer] Continuing on" in done.stdout
+    assert "Handover trail of thread 'chat1' (1 events)" in done.stdout
