@@ -140,3 +140,38 @@ def test_chat_reads_messages_until_exit(root):
     assert "🔄 Handoff to: frontend_designer" in done.stdout
     assert "🖌️ [frontend designer] Continuing on" in done.stdout
     assert "Handover trail of thread 'chat1' (1 events)" in done.stdout
+
+
+def test_printer_shows_handoffs_refusals_and_returns_in_the_seeds_words():
+    from graph.cli import Printer
+    from nodes.trail import trail_record
+
+    out = io.StringIO()
+    printer = Printer(out)
+    printer(
+        "handover",
+        {
+            "handovers": [
+                trail_record(
+                    "handover",
+                    from_agent="orchestrator",
+                    to_agent="hacker",
+                    reason="a pentest",
+                    topic="login",
+                    return_condition="user_request",
+                    estimated_tokens=321,
+                    briefing_path="/p/.a0proj/handover/hacker-login-2026-01-01.md",
+                ),
+                trail_record(
+                    "refused",
+                    from_agent="hacker",
+                    to_agent="hacker",
+                    error="ERROR: hacker cannot hand over to itself; pick another specialist.",
+                ),
+            ]
+        },
+    )
+    text = out.getvalue()
+    assert "🔄 Handoff to: hacker\n📝 Reason: a pentest\n" in text
+    assert "📦 Package: 321 tokens, return condition user_request;" in text
+    assert "⛔ Handoff to hacker refused: ERROR: hacker cannot hand over to itself" in text

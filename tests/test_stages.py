@@ -125,3 +125,29 @@ def test_read_briefing_cannot_leave_the_specialists_own_files(ctx, tmp_path):
     ]
     assert len(results) == 3
     assert not any("TOP SECRET" in r or "pentest" in r for r in results)
+
+
+def test_a_real_model_condenses_older_turns_for_stage_2(ctx):
+    def reply(messages):
+        if "Summarise this conversation excerpt" in system_text(messages):
+            return AIMessage(content="MODEL SUMMARY: the billing flow details were settled.")
+        return AIMessage(content="done")
+
+    specialist = ScriptedChatModel(script=[ai_call("request_full_history")], fallback=reply)
+    graph = build_graph(
+        checkpointer=InMemorySaver(),
+        model={"frontend_designer": specialist, "default": RecordingOfflineModel()},
+    )
+    seed(graph, "t", 2000)
+    values = say(graph, HERO, ctx | {"full_history_max_tokens": 4000})
+    result = next(
+        m
+        for m in values["messages"]
+        if isinstance(m, ToolMessage) and m.name == "request_full_history"
+    )
+    assert "MODEL SUMMARY: the billing flow details were settled." in result.content
+    assert TokenCounter().count_text(result.content) <= 4000
+    summarizer_calls = [
+        r for r in specialist.requests if "Summarise this conversation excerpt" in system_text(r)
+    ]
+    assert len(summarizer_calls) == 1
