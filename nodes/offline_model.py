@@ -258,7 +258,9 @@ class OfflineChatModel(BaseChatModel):
     ) -> AIMessage:
         profile = PROFILES.get(name)
         title = profile.title if profile else "specialist"
-        package = _parse_package(system)
+        packages = [m for m in convo if _is_package(m)]
+        package = _parse_package(message_text(packages[-1]) if packages else system)
+        convo = [m for m in convo if not _is_package(m)]
         last = convo[-1] if convo else None
         if isinstance(last, ToolMessage):
             return AIMessage(content=self._after_tool(title, last, package))
@@ -352,8 +354,16 @@ class OfflineChatModel(BaseChatModel):
         return extractive_summary([message_text(m) for m in convo], max_words=200)
 
 
+def _is_package(message: BaseMessage) -> bool:
+    """The stage-1 package message that opens a specialist's request."""
+    return (
+        isinstance(message, HumanMessage)
+        and "HANDOVER PACKAGE (stage 1)" in (message_text(message).split("\n", 1)[0])
+    )
+
+
 def _parse_package(system: str) -> dict[str, Any]:
-    """Read the rendered stage-1 package back out of the specialist's system prompt."""
+    """Read the rendered stage-1 package back out of the text it was given in."""
     package: dict[str, Any] = {}
     for key, pattern in (
         ("topic", r"^Topic: (.+)$"),

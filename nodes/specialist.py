@@ -34,16 +34,26 @@ READ_BRIEFING_MAX_TOKENS = 4000
 
 
 def specialist_prompt(profile: Profile, handover: dict[str, Any]) -> str:
-    """System prompt: the profile's prompt, how to hand back, and the rendered package."""
+    """System prompt: the profile's prompt and how to hand back."""
     condition = handover.get("root_return_condition") or handover.get("return_condition")
     return (
         f"{profile.prompt}\n\n---\nYou are the {profile.title} (profile `{profile.name}`), "
-        f"{profile.emoji}. You hold the conversation because of the handover below.\n"
+        f"{profile.emoji}. You hold the conversation because of the handover package that "
+        "opens the conversation below; its last user turn is the request to work on.\n"
         f"Return condition: {condition} — {RETURN_CONDITIONS.get(condition or '', '')}.\n"
         "Call return_to_orchestrator(summary) when the user asks to go back or the task is "
-        "complete.\n\n"
-        f"{handover.get('rendered', '')}"
+        "complete."
     )
+
+
+def specialist_history(name: str, handover: dict[str, Any], messages: list) -> list:  # type: ignore[type-arg]
+    """What the specialist sees after its prompt: the package, then the turns since its handover.
+
+    The package opens as a user message, so every request has a user turn (some
+    providers require one) even before the user has said anything to the specialist.
+    """
+    package = HumanMessage(content=handover.get("rendered", ""), name="handover")
+    return [package, *own_view(messages_since(messages, handover.get("anchor_id")), name)]
 
 
 def _summariser(model: BaseChatModel):  # type: ignore[no-untyped-def]
@@ -111,7 +121,7 @@ def make_specialist_node(profile: Profile, model_spec: ModelSpec):  # type: igno
             profile=profile,
             model=model,
             system_prompt=specialist_prompt(profile, handover),
-            history=own_view(messages_since(messages, handover.get("anchor_id")), name),
+            history=specialist_history(name, handover, messages),
             tools=specialist_tools(name),
             local_tools=local,
             turns_so_far=0 if new_user_turn else state.get("agent_turns", 0),

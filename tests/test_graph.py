@@ -103,7 +103,9 @@ def test_orchestrator_routes_each_request_to_its_specialist(profile, ctx):
     # the specialist was really called with its own prompt and the package
     specialist_requests = [r for r in model.requests if f"(profile `{profile}`)" in system_text(r)]
     assert specialist_requests
-    assert "HANDOVER PACKAGE (stage 1)" in system_text(specialist_requests[0])
+    first = specialist_requests[0]
+    assert "HANDOVER PACKAGE (stage 1)" in first[1].content  # the package opens the turns
+    assert len(first) == 2  # prompt + package: nothing of the history before it
 
 
 def test_plain_question_stays_with_the_orchestrator(ctx):

@@ -90,7 +90,8 @@ def test_handover_reply_and_return_through_chat_openai(server, ctx, streaming):
     specialist = [
         b for b in sent if "(profile `frontend_designer`)" in (b["messages"][0]["content"] or "")
     ]
-    assert specialist and "HANDOVER PACKAGE (stage 1)" in specialist[0]["messages"][0]["content"]
+    assert specialist and "HANDOVER PACKAGE (stage 1)" in specialist[0]["messages"][1]["content"]
+    assert specialist[0]["messages"][1]["role"] == "user"
 
 
 def test_server_rejects_a_dangling_tool_call_like_openai(server):
