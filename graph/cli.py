@@ -235,6 +235,13 @@ def _run_command(args, graph, thread: str, ctx: HandoverContext, printer: Printe
     if args.command == "run":
         _turn(graph, args.message, thread, ctx, printer)
     elif args.command == "demo":
+        printer.say(
+            "This demo plays a scripted conversation. You talk to the orchestrator; when a "
+            "request belongs to a specialist it hands the conversation over with a small "
+            "package (🔄 📝 📦 lines), the specialist answers in its own voice, and control "
+            "comes back (↩️) when the user asks or the task is done. The line after each turn "
+            "says who gets the next message."
+        )
         script = DEMO_SCRIPT
         if args.scenario == "deep":
             seed_long_conversation(graph, thread, DEEP_HISTORY_MESSAGES)
