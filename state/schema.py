@@ -106,21 +106,28 @@ def _default_model() -> str:
 
 @dataclass
 class HandoverContext:
-    """Per-run settings (LangGraph `context_schema`); every field has a default."""
+    """Per-run settings (LangGraph `context_schema`); every field has a default.
+
+    `project_root` and `model` default to "" meaning "from the environment", so
+    the schema Studio shows has a value for every field; `validated()` resolves
+    them when the run starts.
+    """
 
     project_root: str = field(
-        default_factory=_default_project_root,
+        default="",
         metadata={
             "description": "Absolute project folder; briefings and checkpoints go under "
-            "<project_root>/.a0proj/. Default: HANDOVER_PROJECT_ROOT or the working directory."
+            "<project_root>/.a0proj/. Default (empty): HANDOVER_PROJECT_ROOT, else the "
+            "working directory."
         },
     )
     model: str = field(
-        default_factory=_default_model,
+        default="",
         metadata={
             "description": "Chat model for every agent: an init_chat_model string such as "
-            "'openai:gpt-4o', or 'offline' for the built-in deterministic model. Default: "
-            "HANDOVER_MODEL, else an OpenAI model when OPENAI_API_KEY is set, else 'offline'."
+            "'openai:gpt-4o', or 'offline' for the built-in deterministic model. Default "
+            "(empty): HANDOVER_MODEL, else an OpenAI model when OPENAI_API_KEY is set, else "
+            "'offline'."
         },
     )
     max_context_tokens: int = field(
@@ -145,10 +152,12 @@ class HandoverContext:
     )
 
     def validated(self) -> HandoverContext:
-        """Raise ValueError naming the bad field when a value cannot work."""
+        """Resolve the environment defaults; raise ValueError naming a field that cannot work."""
         for name in ("project_root", "model"):
             if not isinstance(getattr(self, name), str):
                 raise ValueError(f"{name} must be a string, got {getattr(self, name)!r}")
+        self.project_root = self.project_root or _default_project_root()
+        self.model = self.model or _default_model()
         if not os.path.isabs(self.project_root):
             raise ValueError(f"project_root must be absolute, got {self.project_root!r}")
         for name in (

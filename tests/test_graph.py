@@ -553,3 +553,22 @@ def test_specialist_handing_over_to_the_orchestrator_profile_is_a_return(ctx):
     assert trail[-1]["reason"] == "Architecture settled: a modular monolith."
     assert values["messages"][-1].name == "orchestrator"
     check_tool_history(values["messages"])
+
+
+def test_context_defaults_come_from_the_environment(monkeypatch, tmp_path):
+    from state import HandoverContext
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("HANDOVER_PROJECT_ROOT", raising=False)
+    monkeypatch.delenv("HANDOVER_MODEL", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    ctx = HandoverContext().validated()
+    assert (ctx.project_root, ctx.model) == (str(tmp_path), "offline")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    assert HandoverContext().validated().model == "openai:gpt-4o-mini"
+    monkeypatch.setenv("HANDOVER_MODEL", "openai:gpt-5")
+    monkeypatch.setenv("HANDOVER_PROJECT_ROOT", "/srv/project")
+    ctx = HandoverContext().validated()
+    assert (ctx.project_root, ctx.model) == ("/srv/project", "openai:gpt-5")
+    # an explicit value wins over the environment
+    assert HandoverContext(model="offline").validated().model == "offline"
