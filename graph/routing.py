@@ -19,6 +19,8 @@ HANDOVER_NODE = "handover"
 def route_by_active_agent(state: HandoverState) -> str:
     """START: the next user turn goes to whoever holds the conversation."""
     agent = state.get("active_agent") or ORCHESTRATOR
+    if agent != ORCHESTRATOR and not (state.get("handover") or {}).get("rendered"):
+        return ORCHESTRATOR  # a specialist without its package cannot work: start over
     return agent if agent in AGENTS else ORCHESTRATOR
 
 

@@ -97,8 +97,27 @@ def run_agent_turn(
             reply = AIMessage(content=str(getattr(reply, "content", reply)))
         reply = tag_reply(reply, agent, profile)
         result.turns += 1
+        if any(not bad.get("id") for bad in reply.invalid_tool_calls):
+            # a call without an id cannot be answered: keep it out of the history
+            kept = [bad for bad in reply.invalid_tool_calls if bad.get("id")]
+            reply = reply.model_copy(update={"invalid_tool_calls": kept})
         result.messages.append(reply)
+        # calls whose arguments did not parse are still sent back to the API as tool calls,
+        # so each gets its ERROR answer and the model tries again
+        for bad in reply.invalid_tool_calls:
+            result.messages.append(
+                ToolMessage(
+                    content=f"ERROR: the call to {bad.get('name') or 'a tool'} could not be "
+                    f"read ({bad.get('error') or 'invalid JSON arguments'}); call it again "
+                    "with valid JSON arguments.",
+                    tool_call_id=bad["id"],
+                    name=bad.get("name") or "unknown",
+                    id=f"tool-{uuid.uuid4().hex}",
+                )
+            )
         if not reply.tool_calls:
+            if reply.invalid_tool_calls:
+                continue
             return result
         returning = RETURN in local_tools and any(c["name"] == RETURN for c in reply.tool_calls)
         for call in reply.tool_calls:

@@ -114,14 +114,16 @@ def valid_tool_history(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
     out: list[BaseMessage] = []
     open_ids: set[str] = set()
     for m in messages:
-        if isinstance(m, AIMessage) and m.tool_calls:
+        if isinstance(m, AIMessage) and (m.tool_calls or m.invalid_tool_calls):
+            # unparsable calls are sent as tool calls too, so they need answers as well
             calls = [c for c in m.tool_calls if answered.get(c.get("id") or "", 0) >= 1]
-            if len(calls) != len(m.tool_calls):
-                m = m.model_copy(update={"tool_calls": calls, "invalid_tool_calls": []})
-                if not calls and not message_text(m).strip():
+            bad = [c for c in m.invalid_tool_calls if answered.get(c.get("id") or "", 0) >= 1]
+            if len(calls) != len(m.tool_calls) or len(bad) != len(m.invalid_tool_calls):
+                m = m.model_copy(update={"tool_calls": calls, "invalid_tool_calls": bad})
+                if not calls and not bad and not message_text(m).strip():
                     open_ids = set()
                     continue
-            open_ids = {c["id"] for c in calls if c.get("id")}
+            open_ids = {c["id"] for c in [*calls, *bad] if c.get("id")}
             out.append(m)
         elif isinstance(m, ToolMessage):
             if m.tool_call_id in open_ids:
@@ -137,7 +139,7 @@ def strip_tool_plumbing(message: BaseMessage) -> BaseMessage | None:
     """Another agent's message as a bystander sees it: text only, no tool calls."""
     if isinstance(message, ToolMessage):
         return None
-    if isinstance(message, AIMessage) and message.tool_calls:
+    if isinstance(message, AIMessage) and (message.tool_calls or message.invalid_tool_calls):
         text = message_text(message).strip()
         for call in message.tool_calls:
             if call["name"] == "return_to_orchestrator":
@@ -166,7 +168,7 @@ def own_view(messages: Sequence[BaseMessage], agent: str) -> list[BaseMessage]:
     out: list[BaseMessage] = []
     for m in messages:
         if isinstance(m, AIMessage):
-            for call in m.tool_calls:
+            for call in [*m.tool_calls, *m.invalid_tool_calls]:
                 owner[call.get("id") or ""] = m.name
             if m.name == agent:
                 out.append(m)

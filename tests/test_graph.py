@@ -572,3 +572,40 @@ def test_context_defaults_come_from_the_environment(monkeypatch, tmp_path):
     assert (ctx.project_root, ctx.model) == ("/srv/project", "openai:gpt-5")
     # an explicit value wins over the environment
     assert HandoverContext(model="offline").validated().model == "offline"
+
+
+def test_unparsable_tool_call_is_answered_and_the_agent_retries(ctx):
+    broken = AIMessage(
+        content="",
+        invalid_tool_calls=[
+            {
+                "name": "handover_to_specialist",
+                "args": '{"specialist_profile": "hacker", "topic": ',
+                "id": "call_broken",
+                "error": "Unterminated string",
+                "type": "invalid_tool_call",
+            }
+        ],
+    )
+    orchestrator = ScriptedChatModel(
+        script=[broken], fallback=lambda m: AIMessage(content="Let me answer directly.")
+    )
+    graph = build_graph(
+        checkpointer=InMemorySaver(),
+        model={"a0_software_orchestrator": orchestrator, "default": RecordingOfflineModel()},
+    )
+    values = say(graph, "go", ctx)
+    answer = next(m for m in values["messages"] if isinstance(m, ToolMessage))
+    assert answer.tool_call_id == "call_broken"
+    assert answer.content.startswith("ERROR: the call to handover_to_specialist could not be read")
+    assert values["messages"][-1].content == "Let me answer directly."
+    check_tool_history(values["messages"])  # the recorder checked the retry request too
+    assert len(orchestrator.requests) == 2
+
+
+def test_a_specialist_without_its_package_never_gets_the_turn(ctx):
+    graph, model = make()
+    config = {"configurable": {"thread_id": "t"}}
+    graph.update_state(config, {"active_agent": "hacker"}, as_node="orchestrator")
+    say(graph, "hello", ctx)
+    assert "(profile `a0_software_orchestrator`)" in system_text(model.requests[-1])

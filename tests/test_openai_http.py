@@ -22,8 +22,25 @@ from tests.support.openai_server import OpenAICompatibleServer
 OFFLINE = OfflineChatModel()
 
 
+def _parsable(messages: list[dict]) -> list[dict]:
+    """The request's messages with unparsable tool-call arguments read as {} (for the model only)."""
+    out = []
+    for m in messages:
+        calls = m.get("tool_calls") or []
+        fixed = []
+        for call in calls:
+            try:
+                json.loads(call["function"]["arguments"])
+                fixed.append(call)
+            except ValueError:
+                fixed.append({**call, "function": {**call["function"], "arguments": "{}"}})
+        out.append({**m, "tool_calls": fixed} if calls else m)
+    return out
+
+
 def offline_responder(messages: list[dict], tools: list[dict]) -> dict:
     """Answer an OpenAI request with the offline model's reply, in OpenAI's format."""
+    messages = _parsable(messages)
     reply = (
         OFFLINE.bind_tools(tools).invoke(convert_to_messages(messages))
         if tools
@@ -123,3 +140,39 @@ def test_failed_handover_over_http_keeps_history_valid(server, ctx):
     assert values["active_agent"] == "orchestrator"
     assert "could not hand this over" in values["messages"][-1].content
     assert len(server.rejected) == before
+
+
+def test_malformed_tool_arguments_over_http_are_answered_before_the_next_request(ctx):
+    state = {"first": True}
+
+    def responder(messages, tools):
+        if state["first"]:
+            state["first"] = False
+            return {
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "call_bad",
+                        "type": "function",
+                        "function": {"name": "handover_to_specialist", "arguments": "{bad json"},
+                    }
+                ],
+            }
+        return offline_responder(messages, tools)
+
+    with OpenAICompatibleServer(responder) as srv:
+        model = ChatOpenAI(model="gpt-4o", base_url=srv.base_url, api_key="k", max_retries=0)
+        graph = build_graph(checkpointer=InMemorySaver(), model=model)
+        values = graph.invoke(
+            {"messages": [("user", "Please design the landing page hero.")]},
+            {"configurable": {"thread_id": "bad-args"}},
+            context=ctx,
+        )
+        assert not srv.rejected, srv.rejected
+        # the second request carried the unparsable call and its ERROR answer, and was accepted
+        second = srv.requests[1]["messages"]
+        assert second[-2]["tool_calls"][0]["id"] == "call_bad"
+        assert second[-1]["role"] == "tool" and second[-1]["tool_call_id"] == "call_bad"
+    assert values["messages"][-1].name == "orchestrator"
+    answers = [m for m in values["messages"] if getattr(m, "tool_call_id", None) == "call_bad"]
+    assert len(answers) == 1 and answers[0].content.startswith("ERROR: the call to")

@@ -35,8 +35,9 @@ def check_tool_history(messages: Sequence[BaseMessage]) -> None:
         m = messages[i]
         if isinstance(m, ToolMessage):
             raise InvalidHistory(f"orphan tool message {m.tool_call_id!r} at {i}")
-        if isinstance(m, AIMessage) and m.tool_calls:
-            wanted = [c["id"] for c in m.tool_calls]
+        if isinstance(m, AIMessage) and (m.tool_calls or m.invalid_tool_calls):
+            # OpenAI receives unparsable calls as tool calls too
+            wanted = [c["id"] for c in [*m.tool_calls, *m.invalid_tool_calls]]
             if len(set(wanted)) != len(wanted):
                 raise InvalidHistory(f"duplicate tool call ids {wanted}")
             j = i + 1
