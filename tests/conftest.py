@@ -107,3 +107,40 @@ def handover_args(project_root: Path) -> dict:
 
 
 # --- end issue-2 fixtures ---
+
+
+# --- whole-suite guard: offline by design (invariant 7) ---
+import ipaddress  # noqa: E402
+import socket  # noqa: E402
+
+_real_connect = socket.socket.connect
+_real_connect_ex = socket.socket.connect_ex
+
+
+def _loopback_only(address) -> None:  # type: ignore[no-untyped-def]
+    """Refuse any connection that leaves this machine; loopback and Unix sockets pass."""
+    if isinstance(address, tuple) and address:
+        host = str(address[0])
+        try:
+            if ipaddress.ip_address(host).is_loopback:
+                return
+        except ValueError:
+            if host == "localhost":
+                return
+        raise ConnectionRefusedError(f"test suite is offline: connection to {host!r} refused")
+
+
+@pytest.fixture(autouse=True)
+def offline_network(monkeypatch):
+    """Every test runs with the network cut off except 127.0.0.0/8 and ::1."""
+
+    def connect(self, address):  # type: ignore[no-untyped-def]
+        _loopback_only(address)
+        return _real_connect(self, address)
+
+    def connect_ex(self, address):  # type: ignore[no-untyped-def]
+        _loopback_only(address)
+        return _real_connect_ex(self, address)
+
+    monkeypatch.setattr(socket.socket, "connect", connect)
+    monkeypatch.setattr(socket.socket, "connect_ex", connect_ex)
