@@ -14,70 +14,23 @@ noise on a shared machine hits them alike.
 from __future__ import annotations
 
 import argparse
-import json
-import random
 import statistics
 import sys
 import time
+from pathlib import Path
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.support, from anywhere
 
-from nodes.full_history import build_full_history
-from state import TokenCounter
+from nodes.full_history import build_full_history  # noqa: E402
+from state import TokenCounter  # noqa: E402
+from tests.support.histories import make_history  # noqa: E402
 
 SIZES = (1_000, 10_000)
 GOAL_MS = 200.0
-WORDS = (
-    "the hero section uses espresso brown and cream colours; the button needs more contrast "
-    "while the grid collapses on mobile, so we test the layout, fix the header, deploy the "
-    "preview and check the briefing file before the handover returns to the orchestrator"
-).split()
 PACKAGE = (
     "🖌️ HANDOVER PACKAGE (stage 1)\nTopic: landing-page-hero\n\n## Summary\n"
     + "The user wants a bold landing page for a coffee subscription. " * 20
 )
-
-
-def _sentence(rng: random.Random) -> str:
-    words = [rng.choice(WORDS) for _ in range(rng.randint(5, 18))]
-    return " ".join(words).capitalize() + rng.choice([".", "?", "!"])
-
-
-def _tool_output(rng: random.Random, lines: int) -> str:
-    out = []
-    for i in range(lines):
-        roll = rng.random()
-        if roll < 0.4:
-            out.append(f"{i:5d}  def {rng.choice(WORDS)}_{i}(x, y={rng.randint(0, 99)}):")
-        elif roll < 0.7:
-            out.append(f"2026-06-05T21:{i % 60:02d}:00Z INFO {_sentence(rng)}")
-        else:
-            out.append(json.dumps({"id": i, "name": rng.choice(WORDS), "ok": i % 3 == 0}))
-    return "\n".join(out)
-
-
-def make_history(n: int, seed: int = 0) -> list[BaseMessage]:
-    """A varied conversation of `n` messages (same shape as tests/test_full_history.py)."""
-    rng = random.Random(seed)
-    messages: list[BaseMessage] = [SystemMessage("You are the orchestrator. " + _sentence(rng))]
-    calls = 0
-    while len(messages) < n:
-        messages.append(HumanMessage(" ".join(_sentence(rng) for _ in range(rng.randint(1, 3)))))
-        agent = rng.choice(["orchestrator", "frontend_designer"])
-        if rng.random() < 0.5:
-            calls += 1
-            tool = rng.choice(["read_file", "search", "run_tests"])
-            call = {
-                "name": tool,
-                "args": {"path": f"src/{rng.choice(WORDS)}.tsx"},
-                "id": f"c{calls}",
-            }
-            messages.append(AIMessage(_sentence(rng), name=agent, tool_calls=[call]))
-            output = _tool_output(rng, rng.choice([2, 15, 80, 300]))
-            messages.append(ToolMessage(output, name=tool, tool_call_id=f"c{calls}"))
-        reply = " ".join(_sentence(rng) for _ in range(rng.randint(1, 8)))
-        messages.append(AIMessage(reply, name=agent))
-    return messages[:n]
 
 
 def main(argv: list[str] | None = None) -> int:

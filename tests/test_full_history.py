@@ -19,16 +19,12 @@ from langchain_core.messages import (
 
 from nodes.full_history import FullHistory, build_full_history
 from state import TokenCounter
+from tests.support.histories import WORDS, make_history, sentence, tool_output
 
 HEADER = re.compile(
     r"^FULL HISTORY \(stage 2\): ([\d,]+) verbatim, ([\d,]+) compacted, "
     r"([\d,]+) tokens \(cap ([\d,]+)\)\n"
 )
-WORDS = (
-    "the hero section uses espresso brown and cream colours; the button needs more contrast "
-    "while the grid collapses on mobile, so we test the layout, fix the header, deploy the "
-    "preview and check the briefing file before the handover returns to the orchestrator"
-).split()
 PACKAGE = (
     "🖌️ HANDOVER PACKAGE (stage 1)\nTopic: landing-page-hero\n\n## Summary\n"
     "The user wants a bold landing page for a coffee subscription.\n"
@@ -39,49 +35,6 @@ PACKAGE = (
 @pytest.fixture(scope="module")
 def counter() -> TokenCounter:
     return TokenCounter()
-
-
-# --- realistic histories -------------------------------------------------------------------
-
-
-def _sentence(rng: random.Random, low: int = 5, high: int = 18) -> str:
-    words = [rng.choice(WORDS) for _ in range(rng.randint(low, high))]
-    return " ".join(words).capitalize() + rng.choice([".", ".", "?", "!"])
-
-
-def _tool_output(rng: random.Random, lines: int) -> str:
-    out = []
-    for i in range(lines):
-        roll = rng.random()
-        if roll < 0.4:
-            out.append(f"{i:5d}  def {rng.choice(WORDS)}_{i}(x, y={rng.randint(0, 99)}):")
-        elif roll < 0.7:
-            out.append(f"2026-06-05T21:{i % 60:02d}:00Z INFO {_sentence(rng)}")
-        else:
-            out.append(json.dumps({"id": i, "name": rng.choice(WORDS), "ok": i % 3 == 0}))
-    return "\n".join(out)
-
-
-def make_history(n: int, seed: int = 0) -> list[BaseMessage]:
-    """A varied conversation: questions, named agents, tool-call pairs, long tool outputs."""
-    rng = random.Random(seed)
-    messages: list[BaseMessage] = [SystemMessage("You are the orchestrator. " + _sentence(rng))]
-    calls = 0
-    while len(messages) < n:
-        messages.append(HumanMessage(" ".join(_sentence(rng) for _ in range(rng.randint(1, 3)))))
-        agent = rng.choice(["orchestrator", "frontend_designer"])
-        if rng.random() < 0.5:
-            calls += 1
-            tool = rng.choice(["read_file", "search", "run_tests"])
-            call_id = f"call_{calls}"
-            args = {"path": f"src/{rng.choice(WORDS)}.tsx"}
-            call = {"name": tool, "args": args, "id": call_id}
-            messages.append(AIMessage(_sentence(rng), name=agent, tool_calls=[call]))
-            output = _tool_output(rng, rng.choice([2, 15, 80, 300]))
-            messages.append(ToolMessage(output, name=tool, tool_call_id=call_id))
-        reply = " ".join(_sentence(rng) for _ in range(rng.randint(1, 8)))
-        messages.append(AIMessage(reply, name=agent))
-    return messages[:n]
 
 
 def header_numbers(result: FullHistory) -> tuple[int, int, int, int]:
@@ -185,11 +138,11 @@ def test_empty_history_gives_the_package_and_a_zero_header(counter):
 def _tool_heavy_history(rng: random.Random, pairs: int) -> list[BaseMessage]:
     history: list[BaseMessage] = []
     for i in range(pairs):
-        history.append(HumanMessage(f"Question {i}: " + _sentence(rng)))
+        history.append(HumanMessage(f"Question {i}: " + sentence(rng)))
         call = {"name": "read_file", "args": {"path": f"f{i}.py"}, "id": f"c{i}"}
         history.append(AIMessage(f"Reading f{i}.py.", tool_calls=[call]))
-        history.append(ToolMessage(_tool_output(rng, 200), name="read_file", tool_call_id=f"c{i}"))
-        history.append(AIMessage(f"Answer {i}: " + _sentence(rng)))
+        history.append(ToolMessage(tool_output(rng, 200), name="read_file", tool_call_id=f"c{i}"))
+        history.append(AIMessage(f"Answer {i}: " + sentence(rng)))
     return history
 
 
@@ -318,7 +271,7 @@ def test_summarize_is_not_called_when_everything_fits(counter):
 
 def test_recent_turns_over_the_cap_keep_the_package_and_truncate_the_oldest_recent(counter):
     rng = random.Random(3)
-    history = [HumanMessage(f"Turn {i}: " + _tool_output(rng, 60)) for i in range(12)]
+    history = [HumanMessage(f"Turn {i}: " + tool_output(rng, 60)) for i in range(12)]
     cap = 4_000  # each turn is ~1,200 tokens: the last 10 need ~12,000
     result = build_full_history(history, package_text=PACKAGE, max_tokens=cap, counter=counter)
     assert result.tokens == counter.count_text(result.text) <= cap
