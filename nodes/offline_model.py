@@ -15,7 +15,6 @@ the base class), good enough that the demo shows real routing:
 
 from __future__ import annotations
 
-import json
 import re
 import uuid
 from collections.abc import Sequence
@@ -384,8 +383,3 @@ def _parse_package(system: str) -> dict[str, Any]:
     if users:
         package["request"] = users[-1]
     return package
-
-
-def tool_call_json(message: AIMessage) -> str:
-    """Tool calls as JSON (for logs and tests)."""
-    return json.dumps([{"name": c["name"], "args": c["args"]} for c in message.tool_calls])

@@ -183,11 +183,6 @@ def encoding_name_for_model(model: str | None) -> str:
         return DEFAULT_ENCODING
 
 
-def encoding_for_model(model: str | None) -> tiktoken.Encoding:
-    """The offline encoding for a model name (see `encoding_name_for_model`)."""
-    return get_encoding(encoding_name_for_model(model))
-
-
 class TokenCounter:
     """Counts text and chat messages the way a model request costs them.
 
