@@ -26,3 +26,26 @@ def test_ci_runs_the_readme_test_command():
 def test_readme_demo_command_runs_the_demo():
     commands = re.findall(r"```bash\n(python3 -m venv[^\n]*)\n```", README)
     assert any(c.endswith("handover demo") for c in commands)
+
+
+def _python_block_after(heading: str) -> str:
+    section = README[README.index(heading) :]
+    return re.search(r"```python\n(.*?)```", section, re.S).group(1)
+
+
+def test_readme_python_caller_snippet_runs(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    code = _python_block_after("## From Python").replace("/abs/path/to/project", str(tmp_path))
+    exec(compile(code, "README.md", "exec"), {})
+    printed = capsys.readouterr().out
+    assert printed.startswith("frontend_designer ")
+    assert (tmp_path / "checkpoints.sqlite").exists()
+
+
+def test_readme_tool_snippet_runs(tmp_path, capsys):
+    code = _python_block_after("## The tool on its own").replace(
+        "/abs/path/to/project", str(tmp_path)
+    )
+    exec(compile(code, "README.md", "exec"), {})
+    printed = capsys.readouterr().out
+    assert printed.startswith('{"status": "ok", "persona_marker": "[frontend designer]"')
