@@ -92,7 +92,11 @@ def run_agent_turn(
             SystemMessage(content=system_prompt),
             *valid_tool_history([*history, *result.messages]),
         ]
-        reply = bound.invoke(request)
+        # streamed chunks carry who speaks in their metadata (stream_mode="messages")
+        reply = bound.invoke(
+            request,
+            config={"metadata": {"agent": agent, "persona_marker": profile.marker}},
+        )
         if not isinstance(reply, AIMessage):
             reply = AIMessage(content=str(getattr(reply, "content", reply)))
         reply = tag_reply(reply, agent, profile)

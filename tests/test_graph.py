@@ -609,3 +609,29 @@ def test_a_specialist_without_its_package_never_gets_the_turn(ctx):
     graph.update_state(config, {"active_agent": "hacker"}, as_node="orchestrator")
     say(graph, "hello", ctx)
     assert "(profile `a0_software_orchestrator`)" in system_text(model.requests[-1])
+
+
+def test_streamed_messages_say_which_agent_speaks(ctx):
+    graph, _ = make()
+    seen = []
+    for message, metadata in graph.stream(
+        {"messages": [HumanMessage(REQUESTS["frontend_designer"])]},
+        {"configurable": {"thread_id": "s"}},
+        context=ctx,
+        stream_mode="messages",
+    ):
+        if isinstance(message, AIMessage) and message.content:
+            seen.append(
+                (
+                    metadata["langgraph_node"],
+                    metadata.get("agent"),
+                    metadata.get("persona_marker"),
+                    message.name,
+                )
+            )
+    assert (
+        "frontend_designer",
+        "frontend_designer",
+        "[frontend designer]",
+        "frontend_designer",
+    ) in seen
