@@ -144,3 +144,12 @@ def offline_network(monkeypatch):
 
     monkeypatch.setattr(socket.socket, "connect", connect)
     monkeypatch.setattr(socket.socket, "connect_ex", connect_ex)
+
+
+# --- graph fixtures ---
+@pytest.fixture
+def ctx(tmp_path):
+    """A run context with a fresh project root and the offline model (files may override)."""
+    root = tmp_path / "project"
+    root.mkdir()
+    return {"project_root": str(root), "model": "offline"}
