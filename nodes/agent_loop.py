@@ -15,6 +15,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
 
+from nodes.briefing import now_utc
 from nodes.conversation import valid_tool_history
 from nodes.tools import HANDOVER, RETURN
 from specialists import Profile
@@ -36,7 +37,14 @@ class TurnResult:
 def tag_reply(message: AIMessage, agent: str, profile: Profile) -> AIMessage:
     """The reply as stored: named by the agent, persona marker in its metadata."""
     metadata = dict(message.response_metadata or {})
-    metadata.update({"persona_marker": profile.marker, "persona_emoji": profile.emoji})
+    metadata.update(
+        {
+            "persona_marker": profile.marker,
+            "persona_emoji": profile.emoji,
+            # when the agent asked: a handover resumed after a crash keeps this time and date
+            "created_at": now_utc().isoformat(),
+        }
+    )
     return message.model_copy(
         update={
             "name": agent,

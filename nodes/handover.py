@@ -12,12 +12,13 @@ the `ERROR:` result.
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 from typing import Any
 
 from langchain_core.messages import ToolMessage
 from langgraph.runtime import Runtime
 
-from nodes.conversation import pending_tool_calls, recent_turns
+from nodes.conversation import last_ai_index, pending_tool_calls, recent_turns
 from nodes.handover_tool import PACKAGE_KEYS, HandoverOutcome, perform_handover
 from nodes.tools import HANDOVER
 from nodes.trail import return_update, trail_record
@@ -46,6 +47,16 @@ def _answer(call: dict[str, Any], content: str, message_id: str | None = None) -
         name=call["name"],
         id=message_id or f"tool-{uuid.uuid4().hex}",
     )
+
+
+def _asked_at(messages: list) -> datetime | None:  # type: ignore[type-arg]
+    """When the caller asked for the handover: a resumed run reuses that time (and file date)."""
+    i = last_ai_index(messages)
+    stamp = (messages[i].response_metadata or {}).get("created_at") if i >= 0 else None
+    try:
+        return datetime.fromisoformat(stamp) if isinstance(stamp, str) else None
+    except ValueError:
+        return None
 
 
 def check_handover(
@@ -108,6 +119,7 @@ def handover_node(state: HandoverState, runtime: Runtime[HandoverContext]) -> di
         handover_id=call["id"],
         from_agent=caller,
         counter=token_counter(ctx.model),
+        when=_asked_at(messages),
     )
     if isinstance(outcome, str):
         return {

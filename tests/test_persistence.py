@@ -178,3 +178,33 @@ def test_a_killed_process_resumes_on_the_next_message(tmp_path):
     assert "♻️" in resumed.stdout
     assert len(briefing_entries(str(root))) == 1
     assert "🖌️ [frontend designer]" in resumed.stdout
+
+
+def test_a_handover_resumed_after_midnight_keeps_its_date_and_single_entry(
+    ctx, tmp_path, monkeypatch
+):
+    from datetime import timedelta
+
+    import nodes.handover_tool as tool_module
+    from nodes.briefing import now_utc
+
+    real = handover_module.perform_handover
+    calls = {"n": 0}
+
+    def crash_after_append(*args, **kwargs):
+        calls["n"] += 1
+        outcome = real(*args, **kwargs)
+        if calls["n"] == 1:
+            raise Crash("killed after the briefing was written")
+        return outcome
+
+    monkeypatch.setattr(handover_module, "perform_handover", crash_after_append)
+    graph = build_graph(checkpointer=sqlite_checkpointer(str(tmp_path / "cp.sqlite")))
+    with pytest.raises(Crash):
+        run_turn(graph, HERO, thread_id="t", context=ctx)
+    tomorrow = now_utc() + timedelta(days=1)
+    monkeypatch.setattr(tool_module, "now_utc", lambda: tomorrow)
+    values = run_turn(graph, None, thread_id="t", context=ctx)
+    files = list(Path(ctx.project_root, ".a0proj", "handover").glob("*.md"))
+    assert len(files) == 1 and len(briefing_entries(ctx.project_root)) == 1
+    assert values["handover"]["briefing_file"] == str(files[0])
