@@ -33,6 +33,21 @@ def ctx(tmp_path):
     return HandoverContext(project_root=str(root), model="offline")
 
 
+def crash_once_after_the_append(monkeypatch) -> None:
+    """The first handover dies right after its briefing entry is written, before the checkpoint."""
+    real = handover_module.perform_handover
+    calls = {"n": 0}
+
+    def crash_after_append(*args, **kwargs):
+        calls["n"] += 1
+        outcome = real(*args, **kwargs)
+        if calls["n"] == 1:
+            raise Crash("killed after the briefing was written")
+        return outcome
+
+    monkeypatch.setattr(handover_module, "perform_handover", crash_after_append)
+
+
 def briefing_entries(root: str) -> list[str]:
     found = []
     for path in Path(root, ".a0proj", "handover").glob("*.md"):
@@ -45,17 +60,7 @@ def briefing_entries(root: str) -> list[str]:
 def test_handover_crashing_after_the_append_resumes_with_one_entry_and_one_package(
     ctx, tmp_path, monkeypatch
 ):
-    real = handover_module.perform_handover
-    calls = {"n": 0}
-
-    def crash_after_append(*args, **kwargs):
-        calls["n"] += 1
-        outcome = real(*args, **kwargs)
-        if calls["n"] == 1:
-            raise Crash("killed after the briefing was written")
-        return outcome
-
-    monkeypatch.setattr(handover_module, "perform_handover", crash_after_append)
+    crash_once_after_the_append(monkeypatch)
     model = RecordingOfflineModel()
     saver = sqlite_checkpointer(str(tmp_path / "cp.sqlite"))
     graph = build_graph(checkpointer=saver, model=model)
@@ -188,17 +193,7 @@ def test_a_handover_resumed_after_midnight_keeps_its_date_and_single_entry(
     import nodes.handover_tool as tool_module
     from nodes.briefing import now_utc
 
-    real = handover_module.perform_handover
-    calls = {"n": 0}
-
-    def crash_after_append(*args, **kwargs):
-        calls["n"] += 1
-        outcome = real(*args, **kwargs)
-        if calls["n"] == 1:
-            raise Crash("killed after the briefing was written")
-        return outcome
-
-    monkeypatch.setattr(handover_module, "perform_handover", crash_after_append)
+    crash_once_after_the_append(monkeypatch)
     graph = build_graph(checkpointer=sqlite_checkpointer(str(tmp_path / "cp.sqlite")))
     with pytest.raises(Crash):
         run_turn(graph, HERO, thread_id="t", context=ctx)
