@@ -21,8 +21,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.support, from anywhere
 
-from nodes.full_history import build_full_history  # noqa: E402
-from state import TokenCounter  # noqa: E402
+from specialist_handover.nodes.history.full_history import build_full_history  # noqa: E402
+from specialist_handover.state import TokenCounter  # noqa: E402
+
 from tests.support.histories import make_history  # noqa: E402
 
 SIZES = (1_000, 10_000)

@@ -24,11 +24,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from langchain_core.language_models import BaseChatModel  # noqa: E402
 from langchain_core.messages import AIMessage, HumanMessage  # noqa: E402
 from langchain_core.outputs import ChatGeneration, ChatResult  # noqa: E402
-
-from graph import build_graph  # noqa: E402
-from graph.session import sqlite_checkpointer  # noqa: E402
-from nodes.offline_model import OfflineChatModel  # noqa: E402
-from state import HandoverContext, TokenCounter  # noqa: E402
+from specialist_handover.graph import build_graph  # noqa: E402
+from specialist_handover.graph.session import sqlite_checkpointer  # noqa: E402
+from specialist_handover.nodes.models.offline import OfflineChatModel  # noqa: E402
+from specialist_handover.state import HandoverContext, TokenCounter  # noqa: E402
 
 
 class ZeroLatencyModel(BaseChatModel):

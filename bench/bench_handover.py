@@ -27,8 +27,8 @@ import tempfile
 import time
 from collections.abc import Callable
 
-from nodes import handover_to_specialist, perform_handover
-from state import token_counter
+from specialist_handover.nodes import handover_to_specialist, perform_handover
+from specialist_handover.state import token_counter
 
 SIZES = (10, 1_000, 10_000)
 GOAL = 1.3

@@ -9,9 +9,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from graph import build_graph
-from graph.session import default_checkpoint_path, run_turn, sqlite_checkpointer
-from state import HandoverContext
+from specialist_handover.graph import build_graph
+from specialist_handover.graph.session import default_checkpoint_path, run_turn, sqlite_checkpointer
+from specialist_handover.state import HandoverContext
 
 
 def main(project_root: str) -> None:

@@ -8,7 +8,9 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
-from graph.routing import (
+from ..nodes import check_model_spec, handover_node, make_orchestrator_node, make_specialist_nodes
+from ..state import ORCHESTRATOR, HandoverContext, HandoverState, InputState, OutputState
+from .routing import (
     AGENTS,
     HANDOVER_NODE,
     route_after_handover,
@@ -16,8 +18,6 @@ from graph.routing import (
     route_after_specialist,
     route_by_active_agent,
 )
-from nodes import check_model_spec, handover_node, make_orchestrator_node, make_specialist_nodes
-from state import ORCHESTRATOR, HandoverContext, HandoverState, InputState, OutputState
 
 RECURSION_LIMIT = 400
 """Supersteps one run may take; max_turns stops every agent long before this."""

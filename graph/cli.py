@@ -17,16 +17,16 @@ from typing import Any, TextIO
 
 from langchain_core.messages import AIMessage, ToolMessage
 
-from graph.builder import build_graph
-from graph.session import (
+from ..nodes.history.conversation import message_text
+from ..specialists import PROFILES
+from ..state import ORCHESTRATOR, HandoverContext
+from .builder import build_graph
+from .session import (
     default_checkpoint_path,
     run_turn,
     sqlite_checkpointer,
     thread_config,
 )
-from nodes.conversation import message_text
-from specialists import PROFILES
-from state import ORCHESTRATOR, HandoverContext
 
 DEMO_SCRIPT = (
     "Hi! We're starting the marketing site for our app. We decided to use React, and the "

@@ -5,10 +5,10 @@ from __future__ import annotations
 from langchain_core.messages import ToolMessage
 from langgraph.graph import END
 
-from nodes.conversation import pending_tool_calls
-from nodes.tools import RETURN
-from specialists import SPECIALISTS
-from state import ORCHESTRATOR, HandoverState
+from ..nodes.history.conversation import pending_tool_calls
+from ..nodes.tools.schemas import RETURN
+from ..specialists import SPECIALISTS
+from ..state import ORCHESTRATOR, HandoverState
 
 AGENTS: list[str] = [ORCHESTRATOR, *SPECIALISTS]
 """Every agent node: the orchestrator and one node per specialist profile."""

@@ -18,8 +18,8 @@ from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph.state import CompiledStateGraph
 
-from nodes.briefing import STATE_DIR
-from state import HandoverContext
+from ..nodes.briefing.writer import STATE_DIR
+from ..state import HandoverContext
 
 CHECKPOINT_FILE = "checkpoints.sqlite"
 

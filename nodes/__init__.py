@@ -1,11 +1,11 @@
 """Node functions and the tools agents call: orchestrator, handover, specialists, models."""
 
-from nodes.handover import handover_node
-from nodes.handover_tool import handover_to_specialist, perform_handover
-from nodes.models import check_model_spec, model_from_string
-from nodes.offline_model import OfflineChatModel
-from nodes.orchestrator import make_orchestrator_node
-from nodes.specialist import make_specialist_node, make_specialist_nodes
+from .agents.orchestrator import make_orchestrator_node
+from .agents.specialist import make_specialist_node, make_specialist_nodes
+from .handover.node import handover_node
+from .handover.tool import handover_to_specialist, perform_handover
+from .models.offline import OfflineChatModel
+from .models.resolve import check_model_spec, model_from_string
 
 __all__ = [
     "OfflineChatModel",

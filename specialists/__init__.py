@@ -1,6 +1,6 @@
 """The specialist profiles: the allow-list, persona markers and prompts (one file a profile)."""
 
-from specialists.registry import (
+from .registry import (
     ORCHESTRATOR_PROFILE,
     PROFILES,
     SPECIALISTS,

@@ -90,7 +90,7 @@ def parse_profile(text: str, *, source: str) -> Profile:
 
 def load_profiles() -> Mapping[str, Profile]:
     """Read every `profiles/*.md` file shipped with this package, sorted by name."""
-    folder = resources.files("specialists").joinpath("profiles")
+    folder = resources.files(__package__).joinpath("profiles")
     profiles: dict[str, Profile] = {}
     for entry in sorted(folder.iterdir(), key=lambda e: e.name):
         if not entry.name.endswith(".md"):

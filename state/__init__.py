@@ -1,6 +1,6 @@
 """State schema, runtime context, reducers and token counting (imports nothing of ours)."""
 
-from state.schema import (
+from .schema import (
     ORCHESTRATOR,
     RETURN_CONDITIONS,
     ActiveHandover,
@@ -12,7 +12,7 @@ from state.schema import (
     append_trail,
     coerce_context,
 )
-from state.tokens import (
+from .tokens import (
     DEFAULT_ENCODING,
     EncodingUnavailableError,
     TokenCounter,

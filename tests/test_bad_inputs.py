@@ -13,8 +13,7 @@ import os
 import re
 
 import pytest
-
-from nodes import handover_to_specialist
+from specialist_handover.nodes import handover_to_specialist
 
 KNOWN = (
     "a0_software_orchestrator, codebase_explorer, frontend_designer, hacker, "

@@ -7,9 +7,8 @@ import re
 from datetime import datetime, timedelta, timezone
 
 import pytest
-
-from nodes import handover_to_specialist, perform_handover
-from specialists import PROFILES
+from specialist_handover.nodes import handover_to_specialist, perform_handover
+from specialist_handover.specialists import PROFILES
 
 MARKER = re.compile(r"<!-- handover-id: (.+?) -->")
 
@@ -199,7 +198,7 @@ def test_append_waiting_on_a_file_removed_by_a_failed_writer_lands_in_the_new_fi
     import os
     import threading
 
-    import nodes.briefing as briefing
+    import specialist_handover.nodes.briefing.writer as briefing
 
     root = tmp_path / "proj"
     (root / ".a0proj" / "handover").mkdir(parents=True)

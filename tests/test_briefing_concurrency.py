@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 
-from nodes import perform_handover
+from specialist_handover.nodes import perform_handover
 
 PROCESSES = 8
 APPENDS_EACH = 50
@@ -30,8 +30,8 @@ CHILD = r"""
 import json, sys
 sys.path.insert(0, sys.argv[1])
 from test_briefing_concurrency import WHEN, handover_args
-from nodes import perform_handover
-from state import token_counter
+from specialist_handover.nodes import perform_handover
+from specialist_handover.state import token_counter
 
 root, worker, count, id_prefix = sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
 token_counter().count_text("warm up")  # load the vocabulary before the start signal

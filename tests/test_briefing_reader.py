@@ -8,19 +8,18 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+import specialist_handover.nodes.briefing.reader as briefing_reader
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-import nodes.briefing_reader as briefing_reader
-from nodes.briefing import (
+from specialist_handover.nodes.briefing.reader import read_briefing
+from specialist_handover.nodes.briefing.writer import (
     append_briefing,
     briefing_filename,
     briefing_header,
     render_entry,
     slugify_topic,
 )
-from nodes.briefing_reader import read_briefing
-from state import TokenCounter
+from specialist_handover.state import TokenCounter
 
 COUNTER = TokenCounter()
 SECRET = "TOP-SECRET-6f1d"

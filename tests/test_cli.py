@@ -10,8 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from graph.cli import main
+from specialist_handover.graph.cli import main
 
 
 @pytest.fixture
@@ -128,7 +127,7 @@ def test_a_model_that_cannot_be_used_is_an_error_message_not_a_traceback(root, c
 def test_chat_reads_messages_until_exit(root):
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "HANDOVER_MODEL")}
     done = subprocess.run(
-        [sys.executable, "-m", "graph.cli", "chat", "--thread", "chat1"],
+        [sys.executable, "-m", "specialist_handover.graph.cli", "chat", "--thread", "chat1"],
         cwd=root,
         env={**env, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
         input="Please design the landing page hero.\nMake it darker.\ntrail\nexit\n",
@@ -143,8 +142,8 @@ def test_chat_reads_messages_until_exit(root):
 
 
 def test_printer_shows_handoffs_refusals_and_returns_in_the_seeds_words():
-    from graph.cli import Printer
-    from nodes.trail import trail_record
+    from specialist_handover.graph.cli import Printer
+    from specialist_handover.nodes.handover.trail import trail_record
 
     out = io.StringIO()
     printer = Printer(out)

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
+from specialist_handover.graph import build_graph
+from specialist_handover.nodes.history.conversation import pending_tool_calls
+from specialist_handover.specialists import ORCHESTRATOR_PROFILE, PROFILES, SPECIALISTS
+from specialist_handover.state import TokenCounter
 
-from graph import build_graph
-from nodes.conversation import pending_tool_calls
-from specialists import ORCHESTRATOR_PROFILE, PROFILES, SPECIALISTS
-from state import TokenCounter
 from tests.support.graphs import REQUESTS, make, replies, say, state_of
 from tests.support.models import (
     RecordingOfflineModel,
@@ -68,7 +68,7 @@ def test_orchestrator_sees_profiles_with_descriptions_in_the_tool(ctx):
     graph, model = make()
     say(graph, "Hello", ctx)
     assert model.bound_tools[0] == ["handover_to_specialist"]
-    from nodes.tools import handover_schema
+    from specialist_handover.nodes.tools.schemas import handover_schema
 
     description = handover_schema(caller=ORCHESTRATOR_PROFILE)["function"]["description"]
     for name in SPECIALISTS:
@@ -234,7 +234,7 @@ def test_bad_context_fails_the_run_with_a_clear_error(bad, message, ctx):
 
 
 def test_context_defaults_come_from_the_environment(monkeypatch, tmp_path):
-    from state import HandoverContext
+    from specialist_handover.state import HandoverContext
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("HANDOVER_PROJECT_ROOT", raising=False)

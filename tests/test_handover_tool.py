@@ -7,14 +7,13 @@ import os
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
+import specialist_handover.nodes.handover.tool
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
-
-import nodes.handover_tool
-from nodes import handover_to_specialist, perform_handover
-from nodes.package import render_package
-from state import TokenCounter
+from specialist_handover.nodes import handover_to_specialist, perform_handover
+from specialist_handover.nodes.handover.package import render_package
+from specialist_handover.state import TokenCounter
 
 ARGUMENTS = [
     "specialist_profile",
@@ -301,14 +300,16 @@ def test_tool_never_raises_on_an_unexpected_failure(project_root, monkeypatch):
     def explode(**_kwargs):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(nodes.handover_tool, "build_stage1_package", explode)
+    monkeypatch.setattr(specialist_handover.nodes.handover.tool, "build_stage1_package", explode)
     answer = invoke(**required(project_root))
     assert answer == "ERROR: handover failed unexpectedly: RuntimeError: boom"
     assert list(project_root.iterdir()) == []
 
 
 def test_tool_function_refuses_positional_arguments():
-    answer = nodes.handover_tool.handover_to_specialist_text("frontend_designer", "topic")
+    answer = specialist_handover.nodes.handover.tool.handover_to_specialist_text(
+        "frontend_designer", "topic"
+    )
     assert answer == "ERROR: handover_to_specialist takes keyword arguments (a JSON object)"
 
 

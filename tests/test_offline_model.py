@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
-
-from nodes.offline_model import (
+from specialist_handover.nodes.models.offline import (
     OfflineChatModel,
     choose_specialist,
     extract_artifacts,
     extract_decisions,
 )
-from nodes.tools import orchestrator_tools, specialist_tools
+from specialist_handover.nodes.tools.schemas import orchestrator_tools, specialist_tools
 
 MODEL = OfflineChatModel()
 

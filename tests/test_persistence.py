@@ -9,13 +9,13 @@ import textwrap
 from pathlib import Path
 
 import pytest
+import specialist_handover.nodes.handover.node as handover_module
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.runtime import Runtime
+from specialist_handover.graph import build_graph
+from specialist_handover.graph.session import run_turn, sqlite_checkpointer, thread_config
+from specialist_handover.state import HandoverContext
 
-import nodes.handover as handover_module
-from graph import build_graph
-from graph.session import run_turn, sqlite_checkpointer, thread_config
-from state import HandoverContext
 from tests.support.models import RecordingOfflineModel, check_tool_history
 
 REPO = Path(__file__).resolve().parents[1]
@@ -99,7 +99,7 @@ def test_unfinished_step_is_resumed_before_new_input(ctx, tmp_path, monkeypatch)
             raise Crash("killed before anything was written")
         return real(graph_state, runtime)
 
-    monkeypatch.setattr("graph.builder.handover_node", flaky)
+    monkeypatch.setattr("specialist_handover.graph.builder.handover_node", flaky)
     model = RecordingOfflineModel()
     graph = build_graph(checkpointer=sqlite_checkpointer(str(tmp_path / "cp.sqlite")), model=model)
     with pytest.raises(Crash):
@@ -118,7 +118,7 @@ def _run_cli(args, cwd, env_extra=None):
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "HANDOVER_MODEL")}
     env.update(env_extra or {})
     return subprocess.run(
-        [sys.executable, "-m", "graph.cli", *args],
+        [sys.executable, "-m", "specialist_handover.graph.cli", *args],
         cwd=cwd,
         env={**env, "PYTHONPATH": str(REPO)},
         capture_output=True,
@@ -153,15 +153,15 @@ def test_a_killed_process_resumes_on_the_next_message(tmp_path):
     db = tmp_path / "cp.sqlite"
     script = textwrap.dedent(
         f"""
-        import os, nodes.handover as h
+        import os, specialist_handover.nodes.handover.node as h
         real = h.perform_handover
         def die(*a, **k):
             real(*a, **k)
             os._exit(9)
         h.perform_handover = die
-        from graph import build_graph
-        from graph.session import run_turn, sqlite_checkpointer
-        from state import HandoverContext
+        from specialist_handover.graph import build_graph
+        from specialist_handover.graph.session import run_turn, sqlite_checkpointer
+        from specialist_handover.state import HandoverContext
         g = build_graph(checkpointer=sqlite_checkpointer({str(db)!r}))
         run_turn(g, {HERO!r}, thread_id="k", context=HandoverContext(project_root={str(root)!r}, model="offline"))
         """
@@ -190,8 +190,8 @@ def test_a_handover_resumed_after_midnight_keeps_its_date_and_single_entry(
 ):
     from datetime import timedelta
 
-    import nodes.handover_tool as tool_module
-    from nodes.briefing import now_utc
+    import specialist_handover.nodes.handover.tool as tool_module
+    from specialist_handover.nodes.briefing.writer import now_utc
 
     crash_once_after_the_append(monkeypatch)
     graph = build_graph(checkpointer=sqlite_checkpointer(str(tmp_path / "cp.sqlite")))

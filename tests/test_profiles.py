@@ -7,12 +7,16 @@ import unicodedata
 from pathlib import Path
 
 import pytest
+import specialist_handover.specialists as specialists
+import specialist_handover.specialists.registry as registry
 import yaml
-
-import specialists
-import specialists.registry as registry
-from nodes import handover_to_specialist
-from specialists import PROFILES, ProfileFileError, parse_profile, unknown_profile_message
+from specialist_handover.nodes import handover_to_specialist
+from specialist_handover.specialists import (
+    PROFILES,
+    ProfileFileError,
+    parse_profile,
+    unknown_profile_message,
+)
 
 PROFILE_DIR = Path(specialists.__file__).parent / "profiles"
 
@@ -138,7 +142,7 @@ def profile_copy(tmp_path, monkeypatch) -> Path:
     class FakeResources:
         @staticmethod
         def files(package):
-            assert package == "specialists"
+            assert package == "specialist_handover.specialists"
             return base
 
     monkeypatch.setattr(registry, "resources", FakeResources)

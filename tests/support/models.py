@@ -17,8 +17,7 @@ from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolM
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, Field
-
-from nodes.offline_model import OfflineChatModel
+from specialist_handover.nodes.models.offline import OfflineChatModel
 
 
 class InvalidHistory(AssertionError):

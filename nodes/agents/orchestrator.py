@@ -12,14 +12,14 @@ from typing import Any
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.runtime import Runtime
 
-from nodes.agent_loop import run_agent_turn
-from nodes.conversation import message_text, own_view, window_of_turns
-from nodes.models import ModelSpec, model_for
-from nodes.offline_model import extractive_summary
-from nodes.tools import orchestrator_tools
-from nodes.trail import describe_trail
-from specialists import ORCHESTRATOR_PROFILE, PROFILES
-from state import ORCHESTRATOR, HandoverContext, HandoverState, coerce_context
+from ...specialists import ORCHESTRATOR_PROFILE, PROFILES
+from ...state import ORCHESTRATOR, HandoverContext, HandoverState, coerce_context
+from ..handover.trail import describe_trail
+from ..history.conversation import message_text, own_view, window_of_turns
+from ..models.offline import extractive_summary
+from ..models.resolve import ModelSpec, model_for
+from ..tools.schemas import orchestrator_tools
+from .loop import run_agent_turn
 
 WINDOW_USER_TURNS = 6
 SUMMARY_LOOKBACK_MESSAGES = 40

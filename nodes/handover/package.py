@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from specialists import PROFILES, persona_marker
-from state import RETURN_CONDITIONS, TokenCounter
+from ...specialists import PROFILES, persona_marker
+from ...state import RETURN_CONDITIONS, TokenCounter
 
 RECOMMENDED_SUMMARY_TOKENS = 300
 

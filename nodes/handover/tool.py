@@ -16,7 +16,9 @@ from typing import Any
 
 from langchain_core.tools import StructuredTool
 
-from nodes.briefing import (
+from ...specialists import PROFILES, persona_marker, unknown_profile_message
+from ...state import RETURN_CONDITIONS, TokenCounter, token_counter
+from ..briefing.writer import (
     BriefingError,
     append_briefing,
     briefing_filename,
@@ -26,9 +28,7 @@ from nodes.briefing import (
     render_entry,
     slugify_topic,
 )
-from nodes.package import build_stage1_package
-from specialists import PROFILES, persona_marker, unknown_profile_message
-from state import RETURN_CONDITIONS, TokenCounter, token_counter
+from .package import build_stage1_package
 
 DEFAULTS: dict[str, Any] = {
     "summary": "",

@@ -22,8 +22,8 @@ from langchain_core.messages import (
     ToolMessage,
 )
 
-from state import TokenCounter
-from state.tokens import PROBE_CHARS_PER_TOKEN
+from ...state import TokenCounter
+from ...state.tokens import PROBE_CHARS_PER_TOKEN
 
 LONG_TOOL_OUTPUT_TOKENS = 200  # tool outputs longer than this are shortened first ...
 TOOL_HEAD_TOKENS = 60  # ... to their first 60 tokens

@@ -26,8 +26,8 @@ from langchain_core.messages import (
     trim_messages,
 )
 
-from nodes.history_render import CONDENSED, SHORTENED, VERBATIM, History
-from state import TokenCounter
+from ...state import TokenCounter
+from .render import CONDENSED, SHORTENED, VERBATIM, History
 
 DEFAULT_MAX_TOKENS = 50_000
 MIN_SUMMARY_TOKENS = 32  # below this a summarizer call is not worth it

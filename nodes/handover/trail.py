@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from nodes.briefing import now_utc
-from state import ORCHESTRATOR, HandoverRecord
+from ...state import ORCHESTRATOR, HandoverRecord
+from ..briefing.writer import now_utc
 
 
 def trail_record(

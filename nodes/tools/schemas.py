@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from specialists import ORCHESTRATOR_PROFILE, PROFILES
-from state import RETURN_CONDITIONS
+from ...specialists import ORCHESTRATOR_PROFILE, PROFILES
+from ...state import RETURN_CONDITIONS
 
 HANDOVER = "handover_to_specialist"
 RETURN = "return_to_orchestrator"

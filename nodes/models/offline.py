@@ -26,8 +26,8 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from nodes.conversation import message_text
-from specialists import ORCHESTRATOR_PROFILE, PROFILES, Profile
+from ...specialists import ORCHESTRATOR_PROFILE, PROFILES, Profile
+from ..history.conversation import message_text
 
 PROFILE_TAG = re.compile(r"\(profile `([a-z0-9_]+)`\)")
 GO_BACK = re.compile(

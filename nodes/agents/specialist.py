@@ -15,20 +15,20 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, get_buffer_string
 from langgraph.runtime import Runtime
 
-from nodes.agent_loop import LocalTool, run_agent_turn
-from nodes.conversation import messages_since, own_view
-from nodes.models import ModelSpec, model_for
-from nodes.offline_model import OfflineChatModel
-from nodes.tools import FULL_HISTORY, READ_BRIEFING, RETURN, specialist_tools
-from nodes.trail import return_update
-from specialists import PROFILES, Profile
-from state import (
+from ...specialists import PROFILES, Profile
+from ...state import (
     RETURN_CONDITIONS,
     HandoverContext,
     HandoverState,
     coerce_context,
     token_counter,
 )
+from ..handover.trail import return_update
+from ..history.conversation import messages_since, own_view
+from ..models.offline import OfflineChatModel
+from ..models.resolve import ModelSpec, model_for
+from ..tools.schemas import FULL_HISTORY, READ_BRIEFING, RETURN, specialist_tools
+from .loop import LocalTool, run_agent_turn
 
 READ_BRIEFING_MAX_TOKENS = 4000
 
@@ -88,7 +88,7 @@ def make_specialist_node(profile: Profile, model_spec: ModelSpec):  # type: igno
         counter = token_counter(ctx.model)
 
         def full_history(_args: dict[str, Any]) -> str:
-            from nodes.full_history import build_full_history
+            from ..history.full_history import build_full_history
 
             return build_full_history(
                 messages,
@@ -99,7 +99,7 @@ def make_specialist_node(profile: Profile, model_spec: ModelSpec):  # type: igno
             ).text
 
         def briefing(args: dict[str, Any]) -> str:
-            from nodes.briefing_reader import read_briefing
+            from ..briefing.reader import read_briefing
 
             topic = args.get("topic")
             return read_briefing(
@@ -146,6 +146,6 @@ def make_specialist_node(profile: Profile, model_spec: ModelSpec):  # type: igno
 
 def make_specialist_nodes(model_spec: ModelSpec) -> dict[str, Any]:
     """name -> node function for every specialist profile."""
-    from specialists import SPECIALISTS
+    from ...specialists import SPECIALISTS
 
     return {name: make_specialist_node(PROFILES[name], model_spec) for name in SPECIALISTS}

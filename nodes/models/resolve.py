@@ -14,7 +14,7 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
-from nodes.offline_model import OfflineChatModel
+from .offline import OfflineChatModel
 
 ModelSpec = BaseChatModel | Mapping[str, BaseChatModel] | None
 

@@ -18,8 +18,8 @@ import stat
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from nodes.briefing import HANDOVER_DIR, STATE_DIR, slugify_topic
-from state import TokenCounter
+from ...state import TokenCounter
+from .writer import HANDOVER_DIR, STATE_DIR, slugify_topic
 
 DEFAULT_MAX_TOKENS = 4_000
 MAX_FILE_BYTES = 8 * 1024 * 1024  # a larger file is read from its end (newest entries)

@@ -15,10 +15,10 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
 
-from nodes.briefing import now_utc
-from nodes.conversation import valid_tool_history
-from nodes.tools import HANDOVER, RETURN
-from specialists import Profile
+from ...specialists import Profile
+from ..briefing.writer import now_utc
+from ..history.conversation import valid_tool_history
+from ..tools.schemas import HANDOVER, RETURN
 
 LocalTool = Callable[[dict[str, Any]], str]
 

@@ -18,12 +18,12 @@ from typing import Any
 from langchain_core.messages import ToolMessage
 from langgraph.runtime import Runtime
 
-from nodes.conversation import last_ai_index, pending_tool_calls, recent_turns
-from nodes.handover_tool import PACKAGE_KEYS, HandoverOutcome, perform_handover
-from nodes.tools import HANDOVER
-from nodes.trail import return_update, trail_record
-from specialists import ORCHESTRATOR_PROFILE
-from state import ORCHESTRATOR, HandoverContext, HandoverState, coerce_context, token_counter
+from ...specialists import ORCHESTRATOR_PROFILE
+from ...state import ORCHESTRATOR, HandoverContext, HandoverState, coerce_context, token_counter
+from ..history.conversation import last_ai_index, pending_tool_calls, recent_turns
+from ..tools.schemas import HANDOVER
+from .tool import PACKAGE_KEYS, HandoverOutcome, perform_handover
+from .trail import return_update, trail_record
 
 MODEL_ARGUMENTS = (
     "specialist_profile",

@@ -1,0 +1,11 @@
+"""The graph `langgraph dev` and LangGraph Server serve (named in langgraph.json).
+
+The server loads this file by its path, outside the package, so it imports the
+installed package by name. The graph has no checkpointer: the server supplies
+its own. `HANDOVER_PROFILES` (a folder of profile files) adds the user's
+specialists to the built-ins.
+"""
+
+from specialist_handover.graph import build_graph
+
+graph = build_graph()
