@@ -3,10 +3,33 @@
 The repository's top-level folders are the subpackages of this one import name
 (`specialist_handover.graph`, `.nodes`, `.specialists`, `.state`), so a user's
 own `graph.py` or `state.py` never clashes with ours.
+
+    from specialist_handover import build_graph, HandoverContext, Profile
 """
 
-from .graph import build_graph
-from .specialists import Profile, ProfileFileError
-from .state import HandoverContext
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .graph import build_graph
+    from .specialists import Profile, ProfileFileError
+    from .state import HandoverContext
 
 __all__ = ["HandoverContext", "Profile", "ProfileFileError", "build_graph"]
+
+_EXPORTS = {
+    "build_graph": ".graph",
+    "HandoverContext": ".state",
+    "Profile": ".specialists",
+    "ProfileFileError": ".specialists",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Import on first use, so `import specialist_handover.state` stays light."""
+    if name in _EXPORTS:
+        from importlib import import_module
+
+        return getattr(import_module(_EXPORTS[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

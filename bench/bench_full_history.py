@@ -23,7 +23,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.support, f
 
 from specialist_handover.nodes.history.full_history import build_full_history  # noqa: E402
 from specialist_handover.state import TokenCounter  # noqa: E402
-
 from tests.support.histories import make_history  # noqa: E402
 
 SIZES = (1_000, 10_000)

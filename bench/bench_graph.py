@@ -24,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from langchain_core.language_models import BaseChatModel  # noqa: E402
 from langchain_core.messages import AIMessage, HumanMessage  # noqa: E402
 from langchain_core.outputs import ChatGeneration, ChatResult  # noqa: E402
+
 from specialist_handover.graph import build_graph  # noqa: E402
 from specialist_handover.graph.session import sqlite_checkpointer  # noqa: E402
 from specialist_handover.nodes.models.offline import OfflineChatModel  # noqa: E402

@@ -4,6 +4,7 @@ handover demo                      # scripted conversation on the offline model
 handover chat [--thread ID]        # interactive
 handover run "message" [--thread ID]
 handover trail [--thread ID]       # the thread's handovers with tokens and briefing paths
+handover profiles                  # the specialists of this build (built-ins plus --profiles DIR)
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any, TextIO
 from langchain_core.messages import AIMessage, ToolMessage
 
 from ..nodes.history.conversation import message_text
-from ..specialists import PROFILES
+from ..specialists import ORCHESTRATOR_PROFILE, ProfileFileError, ProfileRegistry, resolve_profiles
 from ..state import ORCHESTRATOR, HandoverContext
 from .builder import build_graph
 from .session import (
@@ -72,8 +73,9 @@ def seed_long_conversation(graph, thread: str, messages: int) -> None:  # type: 
 class Printer:
     """Prints graph events the way a person reads a conversation."""
 
-    def __init__(self, out: TextIO) -> None:
+    def __init__(self, out: TextIO, profiles: ProfileRegistry | None = None) -> None:
         self.out = out
+        self.profiles = profiles if profiles is not None else resolve_profiles()
 
     def __call__(self, node: str, update: dict[str, Any]) -> None:
         if node == "resume":
@@ -85,7 +87,7 @@ class Printer:
                 self.trail_event(record)
         for message in update.get("messages") or []:
             if isinstance(message, AIMessage) and message_text(message).strip():
-                self.say(f"{label_of(message)} {message_text(message).strip()}")
+                self.say(f"{label_of(message, self.profiles)} {message_text(message).strip()}")
             elif isinstance(message, ToolMessage) and message.name in (
                 "request_full_history",
                 "read_briefing",
@@ -113,7 +115,7 @@ class Printer:
         print(text, file=self.out, flush=True)
 
 
-def label_of(message: AIMessage) -> str:
+def label_of(message: AIMessage, profiles: ProfileRegistry) -> str:
     """`🖌️ [frontend designer]` for a specialist's reply, `🧭 [orchestrator]` for the orchestrator."""
     meta = message.response_metadata or {}
     if meta.get("persona_marker"):
@@ -121,7 +123,7 @@ def label_of(message: AIMessage) -> str:
         if message.name == ORCHESTRATOR:
             marker = "[orchestrator]"
         return f"{meta.get('persona_emoji', '')} {marker}".strip()
-    profile = PROFILES.get(message.name or "")
+    profile = profiles.get(message.name or "")
     return profile.label if profile else f"[{message.name or 'assistant'}]"
 
 
@@ -136,6 +138,13 @@ def _parser() -> argparse.ArgumentParser:
     common.add_argument("--model", default=None, help="'offline' or an init_chat_model string")
     common.add_argument(
         "--db", default=None, help="SQLite checkpoint file (default: <root>/.a0proj/...)"
+    )
+    common.add_argument(
+        "--profiles",
+        default=None,
+        metavar="DIR",
+        help="a folder of profile files added to the built-in specialists "
+        "(default: HANDOVER_PROFILES)",
     )
     parser = argparse.ArgumentParser(
         prog="handover", description="Talk to an orchestrator that hands over to specialists."
@@ -155,6 +164,7 @@ def _parser() -> argparse.ArgumentParser:
         "request_full_history (capped and compacted), a chain of two specialists, a return",
     )
     sub.add_parser("trail", parents=[common], help="print a thread's handovers")
+    sub.add_parser("profiles", parents=[common], help="list the specialists of this build")
     return parser
 
 
@@ -198,6 +208,13 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int
     except ValueError as exc:
         print(f"handover: error: {exc}", file=sys.stderr)
         return 2
+    try:
+        profiles = resolve_profiles(args.profiles or os.environ.get("HANDOVER_PROFILES") or None)
+    except (ProfileFileError, OSError) as exc:
+        print(f"handover: error: {exc}", file=sys.stderr)
+        return 2
+    if args.command == "profiles":
+        return _print_profiles(profiles, out)
     if not os.path.isdir(ctx.project_root):
         print(
             f"handover: error: project root {ctx.project_root!r} is not a folder", file=sys.stderr
@@ -209,8 +226,12 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int
     except (OSError, ValueError) as exc:
         print(f"handover: error: cannot open checkpoint file {db}: {exc}", file=sys.stderr)
         return 2
-    graph = build_graph(checkpointer=checkpointer)
-    printer = Printer(out)
+    try:
+        graph = build_graph(checkpointer=checkpointer, profiles=profiles)
+    except (ProfileFileError, ValueError) as exc:
+        print(f"handover: error: {exc}", file=sys.stderr)
+        return 2
+    printer = Printer(out, profiles)
     thread = args.thread or ("demo-" + uuid.uuid4().hex[:8] if args.command == "demo" else "main")
     if args.command == "trail":
         return _print_trail(graph, thread, printer)
@@ -283,6 +304,17 @@ def _chat(graph, thread: str, ctx: HandoverContext, printer: Printer) -> None:  
         if text:
             values = run_turn(graph, text, thread_id=thread, context=ctx, on_event=printer)
             printer.say(f"   (next message goes to: {values.get('active_agent', ORCHESTRATOR)})")
+
+
+def _print_profiles(profiles: ProfileRegistry, out: TextIO) -> int:
+    print(f"{len(profiles)} profiles ({len(profiles.specialists)} specialists):", file=out)
+    for name, profile in profiles.items():
+        role = "orchestrator" if name == ORCHESTRATOR_PROFILE else "specialist"
+        tools = f"  tools: {', '.join(profile.tools)}" if profile.tools else ""
+        source = f"  [{profile.source}]" if profile.source and "/" in profile.source else ""
+        print(f"{profile.label}  {name} ({role}){tools}{source}", file=out)
+        print(f"    {profile.description}", file=out)
+    return 0
 
 
 def _print_trail(graph, thread: str, printer: Printer) -> int:  # type: ignore[no-untyped-def]

@@ -1,37 +1,37 @@
-"""Routing functions for the conditional edges; each declares its destinations."""
+"""Routing functions for the conditional edges; each edge declares its destinations."""
 
 from __future__ import annotations
+
+from collections.abc import Callable, Sequence
 
 from langchain_core.messages import ToolMessage
 from langgraph.graph import END
 
-from ..nodes.history.conversation import pending_tool_calls
-from ..nodes.tools.schemas import RETURN
-from ..specialists import SPECIALISTS
+from ..nodes.history.conversation import last_ai_index, pending_tool_calls
+from ..nodes.tools.names import RETURN
 from ..state import ORCHESTRATOR, HandoverState
-
-AGENTS: list[str] = [ORCHESTRATOR, *SPECIALISTS]
-"""Every agent node: the orchestrator and one node per specialist profile."""
 
 HANDOVER_NODE = "handover"
 
+Router = Callable[[HandoverState], str]
 
-def route_by_active_agent(state: HandoverState) -> str:
-    """START: the next user turn goes to whoever holds the conversation."""
-    agent = state.get("active_agent") or ORCHESTRATOR
-    if agent != ORCHESTRATOR and not (state.get("handover") or {}).get("rendered"):
-        return ORCHESTRATOR  # a specialist without its package cannot work: start over
-    return agent if agent in AGENTS else ORCHESTRATOR
+
+def make_route_by_active_agent(agents: Sequence[str]) -> Router:
+    """START (and after a handover): the next turn goes to whoever holds the conversation."""
+    known = frozenset(agents)
+
+    def route_by_active_agent(state: HandoverState) -> str:
+        agent = state.get("active_agent") or ORCHESTRATOR
+        if agent != ORCHESTRATOR and not (state.get("handover") or {}).get("rendered"):
+            return ORCHESTRATOR  # a specialist without its package cannot work: start over
+        return agent if agent in known else ORCHESTRATOR
+
+    return route_by_active_agent
 
 
 def route_after_orchestrator(state: HandoverState) -> str:
     """A pending handover call goes to the handover node; a reply ends the run."""
     return HANDOVER_NODE if pending_tool_calls(state.get("messages", [])) else END
-
-
-def route_after_handover(state: HandoverState) -> str:
-    """To the new specialist on success; back to the caller on refusal."""
-    return route_by_active_agent(state)
 
 
 def route_after_specialist(state: HandoverState) -> str:
@@ -48,8 +48,16 @@ def route_after_specialist(state: HandoverState) -> str:
         return HANDOVER_NODE
     if state.get("active_agent") != ORCHESTRATOR:
         return END
-    if any(isinstance(m, ToolMessage) and m.name == RETURN for m in messages[-3:]):
+    if _returned_explicitly(messages):
         return ORCHESTRATOR
     handover = state.get("handover") or {}
     condition = handover.get("root_return_condition") or handover.get("return_condition")
     return ORCHESTRATOR if condition == "task_complete" else END
+
+
+def _returned_explicitly(messages: Sequence) -> bool:  # type: ignore[type-arg]
+    """The last assistant message called return_to_orchestrator and it was answered."""
+    i = last_ai_index(messages)
+    return i >= 0 and any(
+        isinstance(m, ToolMessage) and m.name == RETURN for m in messages[i + 1 :]
+    )

@@ -6,6 +6,8 @@ its own. `HANDOVER_PROFILES` (a folder of profile files) adds the user's
 specialists to the built-ins.
 """
 
+import os
+
 from specialist_handover.graph import build_graph
 
-graph = build_graph()
+graph = build_graph(profiles=os.environ.get("HANDOVER_PROFILES") or None)

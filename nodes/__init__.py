@@ -1,20 +1,28 @@
-"""Node functions and the tools agents call: orchestrator, handover, specialists, models."""
+"""Agents, the handover core and its tool, briefing storage, history views, models, tools.
 
-from .agents.orchestrator import make_orchestrator_node
-from .agents.specialist import make_specialist_node, make_specialist_nodes
-from .handover.node import handover_node
-from .handover.tool import handover_to_specialist, perform_handover
-from .models.offline import OfflineChatModel
-from .models.resolve import check_model_spec, model_from_string
+`handover_to_specialist` is the standalone LangChain tool over the built-in
+profiles (made on first use); `make_handover_tool(profiles)` makes it over others.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .handover.tool import HandoverOutcome, make_handover_tool, perform_handover
+from .models.resolve import model_from_string
 
 __all__ = [
-    "OfflineChatModel",
-    "check_model_spec",
-    "handover_node",
+    "HandoverOutcome",
     "handover_to_specialist",
-    "make_orchestrator_node",
-    "make_specialist_node",
-    "make_specialist_nodes",
+    "make_handover_tool",
     "model_from_string",
     "perform_handover",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "handover_to_specialist":
+        from .handover import tool
+
+        return tool.handover_to_specialist
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

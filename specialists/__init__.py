@@ -1,25 +1,27 @@
-"""The specialist profiles: the allow-list, persona markers and prompts (one file a profile)."""
+"""Specialist profiles: the built-in files, the user's, persona markers and prompts."""
 
+from .profile import NAME_PATTERN, Profile, ProfileFileError, parse_profile, persona_marker
 from .registry import (
     ORCHESTRATOR_PROFILE,
-    PROFILES,
-    SPECIALISTS,
-    Profile,
-    ProfileFileError,
-    closest_profiles,
-    parse_profile,
-    persona_marker,
-    unknown_profile_message,
+    ProfileRegistry,
+    ProfilesSpec,
+    builtin_profiles,
+    load_profile_dir,
+    read_profile_file,
+    resolve_profiles,
 )
 
 __all__ = [
+    "NAME_PATTERN",
     "ORCHESTRATOR_PROFILE",
-    "PROFILES",
-    "SPECIALISTS",
     "Profile",
     "ProfileFileError",
-    "closest_profiles",
+    "ProfileRegistry",
+    "ProfilesSpec",
+    "builtin_profiles",
+    "load_profile_dir",
     "parse_profile",
     "persona_marker",
-    "unknown_profile_message",
+    "read_profile_file",
+    "resolve_profiles",
 ]

@@ -1,129 +1,145 @@
-"""The profile registry: one file a profile under `specialists/profiles/`.
+"""The profiles of one build: the built-in files plus the user's, as one allow-list.
 
-A profile file is YAML front matter (name, marker, emoji, description,
-keywords) followed by the Markdown system prompt. The allow-list is whatever
-files are there: adding a specialist means adding a file.
+Nothing here is fixed at import time. `resolve_profiles(...)` makes a
+`ProfileRegistry` for one `build_graph` call; the nodes, routing, the handover
+tool's enum, error suggestions and terminal listings all derive from it.
 """
 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping
-from dataclasses import dataclass
+import os
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from functools import lru_cache
 from importlib import resources
-from types import MappingProxyType
+from pathlib import Path
 
-import yaml
+from .profile import Profile, ProfileFileError, parse_profile
 
 ORCHESTRATOR_PROFILE = "a0_software_orchestrator"
-_REQUIRED = ("name", "marker", "emoji", "description", "keywords")
+"""The profile the orchestrator node runs as; every other profile gets a node of its own."""
+
+RESERVED_NAMES = ("orchestrator", "handover")
+"""Node names of the graph itself; no profile may take them."""
+
+ProfilesSpec = str | os.PathLike[str] | Sequence[Profile] | None
+"""What `build_graph(profiles=...)` takes: a folder of profile files or Profile objects."""
 
 
-@dataclass(frozen=True)
-class Profile:
-    """A specialist profile as read from its file."""
+class ProfileRegistry(Mapping[str, Profile]):
+    """An allow-list of profiles, sorted by name; it must hold the orchestrator's profile."""
 
-    name: str
-    marker: str
-    emoji: str
-    description: str
-    keywords: tuple[str, ...]
-    prompt: str
+    def __init__(self, profiles: Iterable[Profile]) -> None:
+        by_name: dict[str, Profile] = {}
+        for profile in profiles:
+            if profile.name in RESERVED_NAMES:
+                where = profile.source or f"profile {profile.name!r}"
+                raise ProfileFileError(
+                    f"{where}: name {profile.name!r} is taken by the graph's own node; "
+                    "choose another name"
+                )
+            by_name[profile.name] = profile
+        if ORCHESTRATOR_PROFILE not in by_name:
+            raise ProfileFileError(f"the {ORCHESTRATOR_PROFILE} profile is missing")
+        self._profiles = dict(sorted(by_name.items()))
+
+    def __getitem__(self, name: str) -> Profile:
+        return self._profiles[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._profiles)
+
+    def __len__(self) -> int:
+        return len(self._profiles)
+
+    def __repr__(self) -> str:
+        return f"ProfileRegistry({', '.join(self._profiles)})"
 
     @property
-    def title(self) -> str:
-        """The human name: `frontend designer`."""
-        return self.name.replace("_", " ")
+    def specialists(self) -> tuple[str, ...]:
+        """Every profile that gets a node of its own (all but the orchestrator's)."""
+        return tuple(name for name in self._profiles if name != ORCHESTRATOR_PROFILE)
 
-    @property
-    def label(self) -> str:
-        """Emoji plus marker, as the terminal prints it: `🖌️ [frontend designer]`."""
-        return f"{self.emoji} {self.marker}"
+    def closest(self, name: str, limit: int = 3) -> list[str]:
+        """Known profile names closest to a misspelt one."""
+        probe = name.strip().lower().replace("-", "_").replace(" ", "_")
+        return difflib.get_close_matches(probe, list(self._profiles), n=limit, cutoff=0.5)
 
-
-class ProfileFileError(ValueError):
-    """A profile file is malformed; the message names the file and the field."""
-
-
-def persona_marker(name: str) -> str:
-    """`frontend_designer` -> `[frontend designer]`."""
-    return f"[{name.replace('_', ' ')}]"
-
-
-def parse_profile(text: str, *, source: str) -> Profile:
-    """Parse one profile file's text; raise ProfileFileError naming `source` on bad input."""
-    if not text.startswith("---\n"):
-        raise ProfileFileError(f"{source}: must start with '---' YAML front matter")
-    try:
-        _, front, body = text.split("---\n", 2)
-    except ValueError as exc:
-        raise ProfileFileError(f"{source}: front matter is not closed with '---'") from exc
-    try:
-        meta = yaml.safe_load(front)
-    except yaml.YAMLError as exc:
-        raise ProfileFileError(f"{source}: front matter is not valid YAML: {exc}") from exc
-    if not isinstance(meta, dict):
-        raise ProfileFileError(f"{source}: front matter must be a mapping")
-    missing = [key for key in _REQUIRED if not meta.get(key)]
-    if missing:
-        raise ProfileFileError(f"{source}: missing {', '.join(missing)}")
-    name = str(meta["name"])
-    if meta["marker"] != persona_marker(name):
-        raise ProfileFileError(
-            f"{source}: marker {meta['marker']!r} should be {persona_marker(name)!r}"
+    def unknown_profile_message(self, name: str) -> str:
+        """The ERROR text for a name not in the allow-list, with suggestions and the full list."""
+        if not name.isprintable():
+            name = name.encode("unicode_escape").decode("ascii")  # no raw control characters
+        hint = self.closest(name)
+        suggestion = f" Did you mean {', '.join(repr(h) for h in hint)}?" if hint else ""
+        return (
+            f"ERROR: unknown specialist profile '{name}'.{suggestion} "
+            f"Known profiles: {', '.join(self._profiles)}"
         )
-    keywords = meta["keywords"]
-    if not isinstance(keywords, list) or not all(isinstance(k, str) for k in keywords):
-        raise ProfileFileError(f"{source}: keywords must be a list of strings")
-    prompt = body.strip()
-    if not prompt:
-        raise ProfileFileError(f"{source}: the system prompt (body) is empty")
-    return Profile(
-        name=name,
-        marker=str(meta["marker"]),
-        emoji=str(meta["emoji"]),
-        description=" ".join(str(meta["description"]).split()),
-        keywords=tuple(k.lower() for k in keywords),
-        prompt=prompt,
-    )
 
 
-def load_profiles() -> Mapping[str, Profile]:
-    """Read every `profiles/*.md` file shipped with this package, sorted by name."""
+def read_profile_file(path: Path, *, source: str | None = None) -> Profile:
+    """Parse one profile file; its name must match the file name."""
+    source = source or str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ProfileFileError(f"{source}: cannot be read: {exc}") from exc
+    profile = parse_profile(text, source=source)
+    if profile.name != path.stem:
+        raise ProfileFileError(f"{source}: name {profile.name!r} differs from file name")
+    return profile
+
+
+def load_profile_dir(folder: str | os.PathLike[str]) -> list[Profile]:
+    """Every `*.md` profile file in a folder (other files are ignored), sorted by name."""
+    path = Path(folder)
+    if not path.is_dir():
+        raise ProfileFileError(f"{path}: is not a folder of profile files")
+    return [read_profile_file(entry) for entry in sorted(path.glob("*.md")) if entry.is_file()]
+
+
+def _builtin_files() -> list[Profile]:
     folder = resources.files(__package__).joinpath("profiles")
-    profiles: dict[str, Profile] = {}
+    found = []
     for entry in sorted(folder.iterdir(), key=lambda e: e.name):
-        if not entry.name.endswith(".md"):
-            continue
-        profile = parse_profile(entry.read_text(encoding="utf-8"), source=entry.name)
-        if profile.name != entry.name[: -len(".md")]:
-            raise ProfileFileError(f"{entry.name}: name {profile.name!r} differs from file name")
-        profiles[profile.name] = profile
-    if ORCHESTRATOR_PROFILE not in profiles:
-        raise ProfileFileError(f"profiles/: the {ORCHESTRATOR_PROFILE} profile is missing")
-    return MappingProxyType(profiles)
+        if entry.name.endswith(".md"):
+            found.append(read_profile_file(Path(str(entry)), source=entry.name))
+    return found
 
 
-PROFILES: Mapping[str, Profile] = load_profiles()
-"""The allow-list: profile name -> Profile, derived from the files."""
-
-SPECIALISTS: tuple[str, ...] = tuple(n for n in PROFILES if n != ORCHESTRATOR_PROFILE)
-"""Every profile that gets a node of its own (all but the orchestrator)."""
-
-
-def closest_profiles(name: str, limit: int = 3) -> list[str]:
-    """Known profile names closest to a misspelt one."""
-    probe = name.strip().lower().replace("-", "_").replace(" ", "_")
-    return difflib.get_close_matches(probe, list(PROFILES), n=limit, cutoff=0.5)
+@lru_cache(maxsize=1)
+def builtin_profiles() -> ProfileRegistry:
+    """The 13 profiles shipped in `specialists/profiles/` (read once per process)."""
+    try:
+        return ProfileRegistry(_builtin_files())
+    except ProfileFileError as exc:
+        raise ProfileFileError(f"profiles/: {exc}") from exc
 
 
-def unknown_profile_message(name: str) -> str:
-    """The ERROR text for a name not in the allow-list, with suggestions and the full list."""
-    if not name.isprintable():
-        name = name.encode("unicode_escape").decode("ascii")  # no raw control characters
-    hint = closest_profiles(name)
-    suggestion = f" Did you mean {', '.join(repr(h) for h in hint)}?" if hint else ""
-    return (
-        f"ERROR: unknown specialist profile '{name}'.{suggestion} "
-        f"Known profiles: {', '.join(PROFILES)}"
-    )
+def resolve_profiles(profiles: ProfilesSpec | ProfileRegistry = None) -> ProfileRegistry:
+    """The registry of one build: the built-ins, plus (or replaced by name by) the user's.
+
+    `profiles` is None, a folder of profile files (str or PathLike), a sequence of
+    `Profile` objects, or a ready `ProfileRegistry` (used as it is).
+    """
+    if isinstance(profiles, ProfileRegistry):
+        return profiles
+    if profiles is None:
+        return builtin_profiles()
+    if isinstance(profiles, str | os.PathLike):
+        added = load_profile_dir(profiles)
+    elif isinstance(profiles, Sequence) and not isinstance(profiles, bytes):
+        added = list(profiles)
+        for index, item in enumerate(added):
+            if not isinstance(item, Profile):
+                raise TypeError(f"profiles[{index}] must be a Profile, got {type(item).__name__}")
+        names = [p.name for p in added]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ValueError(f"profiles: the name(s) {', '.join(duplicates)} appear more than once")
+    else:
+        raise TypeError(
+            "profiles must be None, a folder of profile files (str or PathLike) or a sequence "
+            f"of Profile objects; got {type(profiles).__name__}"
+        )
+    return ProfileRegistry([*builtin_profiles().values(), *added])

@@ -1,16 +1,16 @@
-"""State schema, runtime context, reducers and token counting (imports nothing of ours)."""
+"""State schemas, the runtime context, reducers and token counting (imports nothing of ours)."""
 
+from .agent import AgentState
+from .context import HandoverContext, coerce_context
 from .schema import (
     ORCHESTRATOR,
     RETURN_CONDITIONS,
     ActiveHandover,
-    HandoverContext,
     HandoverRecord,
     HandoverState,
     InputState,
     OutputState,
     append_trail,
-    coerce_context,
 )
 from .tokens import (
     DEFAULT_ENCODING,
@@ -28,6 +28,7 @@ __all__ = [
     "ORCHESTRATOR",
     "RETURN_CONDITIONS",
     "ActiveHandover",
+    "AgentState",
     "DEFAULT_ENCODING",
     "EncodingUnavailableError",
     "HandoverContext",

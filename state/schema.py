@@ -1,4 +1,4 @@
-"""The graph's state and runtime context: JSON-friendly values only.
+"""The graph's state: JSON-friendly values only.
 
 Messages are LangChain messages (LangGraph serialises them natively); every
 other value is a str, int, list or dict, so checkpoints and the LangGraph
@@ -7,9 +7,7 @@ server API carry them without custom types.
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal, NotRequired
+from typing import Annotated, Literal, NotRequired
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
@@ -92,109 +90,3 @@ class HandoverState(TypedDict, total=False):
     handover_depth: int
     handovers: Annotated[list[HandoverRecord], append_trail]
     agent_turns: int
-
-
-def _default_project_root() -> str:
-    return os.environ.get("HANDOVER_PROJECT_ROOT") or os.getcwd()
-
-
-def _default_model() -> str:
-    if os.environ.get("HANDOVER_MODEL"):
-        return os.environ["HANDOVER_MODEL"]
-    return "openai:gpt-4o-mini" if os.environ.get("OPENAI_API_KEY") else "offline"
-
-
-@dataclass
-class HandoverContext:
-    """Per-run settings (LangGraph `context_schema`); every field has a default.
-
-    `project_root` and `model` default to "" meaning "from the environment", so
-    the schema Studio shows has a value for every field; `validated()` resolves
-    them when the run starts.
-    """
-
-    project_root: str = field(
-        default="",
-        metadata={
-            "description": "Absolute project folder; briefings and checkpoints go under "
-            "<project_root>/.a0proj/. Default (empty): HANDOVER_PROJECT_ROOT, else the "
-            "working directory."
-        },
-    )
-    model: str = field(
-        default="",
-        metadata={
-            "description": "Chat model for every agent: an init_chat_model string such as "
-            "'openai:gpt-4o', or 'offline' for the built-in deterministic model. Default "
-            "(empty): HANDOVER_MODEL, else an OpenAI model when OPENAI_API_KEY is set, else "
-            "'offline'."
-        },
-    )
-    max_context_tokens: int = field(
-        default=3000,
-        metadata={"description": "Token budget of a stage-1 package; over it, a warning."},
-    )
-    include_recent_turns: int = field(
-        default=5,
-        metadata={"description": "How many recent turns a package carries verbatim."},
-    )
-    max_handover_depth: int = field(
-        default=3,
-        metadata={"description": "Longest handover chain before further handovers are refused."},
-    )
-    max_turns: int = field(
-        default=10,
-        metadata={"description": "Model calls one agent may make in a row before it stops."},
-    )
-    full_history_max_tokens: int = field(
-        default=50000,
-        metadata={"description": "Cap of request_full_history (stage 2), compacted when over."},
-    )
-
-    def validated(self) -> HandoverContext:
-        """Resolve the environment defaults; raise ValueError naming a field that cannot work."""
-        for name in ("project_root", "model"):
-            if not isinstance(getattr(self, name), str):
-                raise ValueError(f"{name} must be a string, got {getattr(self, name)!r}")
-        self.project_root = self.project_root or _default_project_root()
-        self.model = self.model or _default_model()
-        if not os.path.isabs(self.project_root):
-            raise ValueError(f"project_root must be absolute, got {self.project_root!r}")
-        for name in (
-            "max_context_tokens",
-            "max_handover_depth",
-            "max_turns",
-            "full_history_max_tokens",
-        ):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
-        if (
-            not isinstance(self.include_recent_turns, int)
-            or isinstance(self.include_recent_turns, bool)
-            or self.include_recent_turns < 0
-        ):
-            raise ValueError(
-                f"include_recent_turns must be an integer >= 0, got {self.include_recent_turns!r}"
-            )
-        return self
-
-
-def coerce_context(context: Any) -> HandoverContext:
-    """A validated HandoverContext from None, a dict (server/SDK callers) or an instance.
-
-    Raises ValueError naming the field when a value cannot work (a relative
-    project_root, max_turns <= 0, ...): a run with such a context fails at once
-    with that message instead of limping on.
-    """
-    if context is None:
-        return HandoverContext().validated()
-    if isinstance(context, HandoverContext):
-        return context.validated()
-    if isinstance(context, dict):
-        known = {f for f in HandoverContext.__dataclass_fields__}
-        unknown = sorted(set(context) - known)
-        if unknown:
-            raise ValueError(f"unknown context field(s) {unknown}; known fields: {sorted(known)}")
-        return HandoverContext(**{k: v for k, v in context.items() if v is not None}).validated()
-    raise TypeError(f"context must be a dict or HandoverContext, got {type(context).__name__}")

@@ -13,6 +13,7 @@ import os
 import re
 
 import pytest
+
 from specialist_handover.nodes import handover_to_specialist
 
 KNOWN = (

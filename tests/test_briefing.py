@@ -7,8 +7,12 @@ import re
 from datetime import datetime, timedelta, timezone
 
 import pytest
+
 from specialist_handover.nodes import handover_to_specialist, perform_handover
-from specialist_handover.specialists import PROFILES
+from specialist_handover.specialists import builtin_profiles
+
+PROFILES = builtin_profiles()
+
 
 MARKER = re.compile(r"<!-- handover-id: (.+?) -->")
 

@@ -8,9 +8,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-import specialist_handover.nodes.briefing.reader as briefing_reader
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+import specialist_handover.nodes.briefing.reader as briefing_reader
 from specialist_handover.nodes.briefing.reader import read_briefing
 from specialist_handover.nodes.briefing.writer import (
     append_briefing,

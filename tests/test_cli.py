@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from specialist_handover.graph.cli import main
 
 

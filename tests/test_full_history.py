@@ -16,9 +16,9 @@ from langchain_core.messages import (
     SystemMessage,
     ToolMessage,
 )
+
 from specialist_handover.nodes.history.full_history import FullHistory, build_full_history
 from specialist_handover.state import TokenCounter
-
 from tests.support.histories import WORDS, make_history, sentence, tool_output
 
 HEADER = re.compile(

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
+
 from specialist_handover.graph import build_graph
 from specialist_handover.nodes.history.conversation import pending_tool_calls
-from specialist_handover.specialists import ORCHESTRATOR_PROFILE, PROFILES, SPECIALISTS
+from specialist_handover.specialists import ORCHESTRATOR_PROFILE, builtin_profiles
 from specialist_handover.state import TokenCounter
-
 from tests.support.graphs import REQUESTS, make, replies, say, state_of
 from tests.support.models import (
     RecordingOfflineModel,
@@ -22,6 +22,9 @@ from tests.support.models import (
     check_tool_history,
     system_text,
 )
+
+PROFILES = builtin_profiles()
+SPECIALISTS = PROFILES.specialists
 
 
 def test_graph_has_orchestrator_handover_and_one_node_per_specialist():
@@ -68,12 +71,14 @@ def test_orchestrator_sees_profiles_with_descriptions_in_the_tool(ctx):
     graph, model = make()
     say(graph, "Hello", ctx)
     assert model.bound_tools[0] == ["handover_to_specialist"]
-    from specialist_handover.nodes.tools.schemas import handover_schema
+    from specialist_handover.nodes.handover.arguments import handover_function
 
-    description = handover_schema(caller=ORCHESTRATOR_PROFILE)["function"]["description"]
+    description = handover_function(PROFILES, caller=ORCHESTRATOR_PROFILE)["function"][
+        "description"
+    ]
     for name in SPECIALISTS:
         assert f"{name}: {PROFILES[name].description}" in description
-    params = handover_schema(caller=ORCHESTRATOR_PROFILE)["function"]["parameters"]
+    params = handover_function(PROFILES, caller=ORCHESTRATOR_PROFILE)["function"]["parameters"]
     assert "recent_turns" not in params["properties"]
     assert "project_root" not in params["properties"]
 
@@ -255,11 +260,12 @@ def test_context_defaults_come_from_the_environment(monkeypatch, tmp_path):
 def test_streamed_messages_say_which_agent_speaks(ctx):
     graph, _ = make()
     seen = []
-    for message, metadata in graph.stream(
+    for _namespace, (message, metadata) in graph.stream(
         {"messages": [HumanMessage(REQUESTS["frontend_designer"])]},
         {"configurable": {"thread_id": "s"}},
         context=ctx,
         stream_mode="messages",
+        subgraphs=True,
     ):
         if isinstance(message, AIMessage) and message.content:
             seen.append(
@@ -270,9 +276,4 @@ def test_streamed_messages_say_which_agent_speaks(ctx):
                     message.name,
                 )
             )
-    assert (
-        "frontend_designer",
-        "frontend_designer",
-        "[frontend designer]",
-        "frontend_designer",
-    ) in seen
+    assert ("model", "frontend_designer", "[frontend designer]", "frontend_designer") in seen

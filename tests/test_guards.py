@@ -11,9 +11,9 @@ import pytest
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.errors import GraphRecursionError
+
 from specialist_handover.graph import build_graph
 from specialist_handover.specialists import ORCHESTRATOR_PROFILE
-
 from tests.support.graphs import REQUESTS, make, say, state_of
 from tests.support.models import (
     RecordingOfflineModel,

@@ -7,10 +7,11 @@ import os
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
-import specialist_handover.nodes.handover.tool
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
+
+import specialist_handover.nodes.handover.tool
 from specialist_handover.nodes import handover_to_specialist, perform_handover
 from specialist_handover.nodes.handover.package import render_package
 from specialist_handover.state import TokenCounter
@@ -144,6 +145,7 @@ def test_estimated_tokens_equals_the_count_of_the_rendered_package(handover_args
         "recent_turns": TURNS[-4:],
         "decisions": handover_args["decisions"],
         "artifacts": handover_args["artifacts"],
+        "label": "🖌️ [frontend designer]",
     }
     assert result["package"]["estimated_tokens"] == TokenCounter().count_text(
         render_package(package)
@@ -307,9 +309,7 @@ def test_tool_never_raises_on_an_unexpected_failure(project_root, monkeypatch):
 
 
 def test_tool_function_refuses_positional_arguments():
-    answer = specialist_handover.nodes.handover.tool.handover_to_specialist_text(
-        "frontend_designer", "topic"
-    )
+    answer = handover_to_specialist.func("frontend_designer", "topic")
     assert answer == "ERROR: handover_to_specialist takes keyword arguments (a JSON object)"
 
 

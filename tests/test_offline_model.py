@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+
 from specialist_handover.nodes.models.offline import (
     OfflineChatModel,
     choose_specialist,
     extract_artifacts,
     extract_decisions,
 )
-from specialist_handover.nodes.tools.schemas import orchestrator_tools, specialist_tools
+from tests.support.models import orchestrator_tools, specialist_tools
 
 MODEL = OfflineChatModel()
 
@@ -21,13 +22,14 @@ def orchestrate(*texts: str) -> AIMessage:
 
 
 def act_as(profile: str, *messages, package: str = "") -> AIMessage:
-    system = SystemMessage(f"prompt\nYou are the x (profile `{profile}`).")
+    system = SystemMessage("prompt: no role in here")
     opening = [HumanMessage(package, name="handover")] if package else []
     return MODEL.bind_tools(specialist_tools(profile)).invoke([system, *opening, *messages])
 
 
 PACKAGE = (
-    "🖌️ [frontend designer] HANDOVER PACKAGE (stage 1)\nTopic: landing-page-hero\n"
+    "🖌️ [frontend designer] HANDOVER PACKAGE (stage 1)\nSpecialist: frontend_designer\n"
+    "Topic: landing-page-hero\n"
     "Return condition: user_request — keeps it\n\n## Summary\nThe user wants a bold hero.\n\n"
     "## Recent turns (verbatim, oldest first)\n1. user: Please design the hero.\n\n"
     "## Decisions so far\n- Use Tailwind\n\n## Artifacts\n- src/Hero.tsx\n"

@@ -14,9 +14,9 @@ import pytest
 from langchain_core.messages import AIMessage, convert_to_messages
 from langchain_openai import ChatOpenAI
 from langgraph.checkpoint.memory import InMemorySaver
+
 from specialist_handover.graph import build_graph
 from specialist_handover.nodes.models.offline import OfflineChatModel
-
 from tests.support.openai_server import OpenAICompatibleServer
 
 OFFLINE = OfflineChatModel()

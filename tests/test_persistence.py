@@ -1,4 +1,4 @@
-"""Crash safety: SQLite checkpoints, resume after a crash or a process exit (invariants 4, 8)."""
+"""Crash safety: SQLite checkpoints, resume after a crash or a process exit."""
 
 from __future__ import annotations
 
@@ -9,13 +9,12 @@ import textwrap
 from pathlib import Path
 
 import pytest
-import specialist_handover.nodes.handover.node as handover_module
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
-from langgraph.runtime import Runtime
+
+import specialist_handover.nodes.handover.node as handover_module
 from specialist_handover.graph import build_graph
 from specialist_handover.graph.session import run_turn, sqlite_checkpointer, thread_config
 from specialist_handover.state import HandoverContext
-
 from tests.support.models import RecordingOfflineModel, check_tool_history
 
 REPO = Path(__file__).resolve().parents[1]
@@ -90,16 +89,16 @@ def test_handover_crashing_after_the_append_resumes_with_one_entry_and_one_packa
 
 
 def test_unfinished_step_is_resumed_before_new_input(ctx, tmp_path, monkeypatch):
-    """Invariant 8: new input never lands on a thread with an unanswered tool call."""
-    real = handover_module.handover_node
+    """New input never lands on a thread with an unanswered tool call."""
+    real = handover_module.run_handover
     state = {"crash": True}
 
-    def flaky(graph_state, runtime: Runtime[HandoverContext]):
+    def flaky(*args, **kwargs):
         if state["crash"]:
             raise Crash("killed before anything was written")
-        return real(graph_state, runtime)
+        return real(*args, **kwargs)
 
-    monkeypatch.setattr("specialist_handover.graph.builder.handover_node", flaky)
+    monkeypatch.setattr(handover_module, "run_handover", flaky)
     model = RecordingOfflineModel()
     graph = build_graph(checkpointer=sqlite_checkpointer(str(tmp_path / "cp.sqlite")), model=model)
     with pytest.raises(Crash):

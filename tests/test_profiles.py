@@ -1,4 +1,4 @@
-"""The profile registry: 13 profile files, PROFILES derived from them, unknown-name errors."""
+"""The built-in profiles: 13 profile files, the registry derived from them, unknown-name errors."""
 
 from __future__ import annotations
 
@@ -7,16 +7,21 @@ import unicodedata
 from pathlib import Path
 
 import pytest
-import specialist_handover.specialists as specialists
-import specialist_handover.specialists.registry as registry
 import yaml
+
+import specialist_handover.specialists as specialists
 from specialist_handover.nodes import handover_to_specialist
 from specialist_handover.specialists import (
-    PROFILES,
     ProfileFileError,
+    ProfileRegistry,
+    builtin_profiles,
+    load_profile_dir,
     parse_profile,
-    unknown_profile_message,
 )
+
+PROFILES = builtin_profiles()
+unknown_profile_message = PROFILES.unknown_profile_message
+
 
 PROFILE_DIR = Path(specialists.__file__).parent / "profiles"
 
@@ -134,22 +139,13 @@ def test_tool_refuses_unknown_profile_with_the_registry_message(project_root):
 
 
 @pytest.fixture
-def profile_copy(tmp_path, monkeypatch) -> Path:
-    """A copy of the profile folder that load_profiles() reads instead of the package's."""
-    base = tmp_path / "specialists"
-    shutil.copytree(PROFILE_DIR, base / "profiles")
-
-    class FakeResources:
-        @staticmethod
-        def files(package):
-            assert package == "specialist_handover.specialists"
-            return base
-
-    monkeypatch.setattr(registry, "resources", FakeResources)
-    return base / "profiles"
+def profile_copy(tmp_path) -> Path:
+    """A copy of the built-in profile folder."""
+    shutil.copytree(PROFILE_DIR, tmp_path / "profiles")
+    return tmp_path / "profiles"
 
 
-def test_adding_a_profile_file_adds_the_profile(profile_copy):
+def test_the_allow_list_is_whatever_files_are_in_the_folder(profile_copy):
     text = (profile_copy / "hacker.md").read_text(encoding="utf-8")
     text = text.replace("name: hacker", "name: data_scientist").replace(
         'marker: "[hacker]"', 'marker: "[data scientist]"'
@@ -157,7 +153,7 @@ def test_adding_a_profile_file_adds_the_profile(profile_copy):
     (profile_copy / "data_scientist.md").write_text(text, encoding="utf-8")
     (profile_copy / "hacker.md").unlink()
     (profile_copy / "README.txt").write_text("not a profile", encoding="utf-8")
-    loaded = registry.load_profiles()
+    loaded = ProfileRegistry(load_profile_dir(profile_copy))
     assert "data_scientist" in loaded
     assert "hacker" not in loaded
     assert loaded["data_scientist"].marker == "[data scientist]"
@@ -166,14 +162,14 @@ def test_adding_a_profile_file_adds_the_profile(profile_copy):
 
 def test_profile_whose_name_differs_from_its_file_is_refused(profile_copy):
     (profile_copy / "hacker.md").rename(profile_copy / "hackerz.md")
-    with pytest.raises(ProfileFileError, match=r"^hackerz\.md: name 'hacker' differs"):
-        registry.load_profiles()
+    with pytest.raises(ProfileFileError, match=r"hackerz\.md: name 'hacker' differs"):
+        load_profile_dir(profile_copy)
 
 
 def test_missing_orchestrator_profile_is_refused(profile_copy):
     (profile_copy / "a0_software_orchestrator.md").unlink()
     with pytest.raises(ProfileFileError, match="a0_software_orchestrator profile is missing"):
-        registry.load_profiles()
+        ProfileRegistry(load_profile_dir(profile_copy))
 
 
 GOOD = (

@@ -19,10 +19,12 @@ import pytest
 from langgraph.pregel.remote import RemoteGraph
 from langgraph_sdk import get_client, get_sync_client
 from langgraph_sdk.errors import NotFoundError
-from specialist_handover.specialists import SPECIALISTS
-from specialist_handover.state import HandoverContext
 
+from specialist_handover.specialists import builtin_profiles
+from specialist_handover.state import HandoverContext
 from tests.support.langgraph_server import REPO_ROOT, LangGraphServer, langgraph_dev_server
+
+SPECIALISTS = builtin_profiles().specialists
 
 GRAPH_ID = "orchestrator"
 HTTP_TIMEOUT = 60.0

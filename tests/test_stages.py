@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
+
 from specialist_handover.graph import build_graph
 from specialist_handover.state import TokenCounter
-
 from tests.support.models import RecordingOfflineModel, ScriptedChatModel, ai_call, system_text
 
 HERO = "Please design the landing page hero with bold typography."

@@ -9,11 +9,13 @@ from pathlib import Path
 
 import pytest
 import requests
-import specialist_handover.state.tokens
 import tiktoken
 import tiktoken.registry
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_openai import ChatOpenAI
+from tiktoken_ext import openai_public
+
+import specialist_handover.state.tokens
 from specialist_handover.state import (
     DEFAULT_ENCODING,
     EncodingUnavailableError,
@@ -24,7 +26,6 @@ from specialist_handover.state import (
     get_encoding,
     install_offline_encoding,
 )
-from tiktoken_ext import openai_public
 
 
 def tiktoken_expected_source(name: str) -> tuple[str, str]:

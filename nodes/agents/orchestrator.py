@@ -1,8 +1,9 @@
-"""The orchestrator node: the a0_software_orchestrator profile, bound to the handover tool.
+"""The orchestrator node: the orchestrator profile's agent, over a bounded window.
 
-Its request is bounded (invariant 9): its prompt, the handover trail, a short
-extractive summary of the turns before its window, and a window of whole recent
-turns in which other agents' tool plumbing is reduced to their text.
+Its request is bounded however long the conversation gets: its prompt, the
+handover trail, a short extractive summary of the turns before its window, and
+a window of whole recent turns in which other agents' tool plumbing is reduced
+to their text. Stored history is only read, never rewritten.
 """
 
 from __future__ import annotations
@@ -10,24 +11,23 @@ from __future__ import annotations
 from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
-from ...specialists import ORCHESTRATOR_PROFILE, PROFILES
+from ...specialists import ORCHESTRATOR_PROFILE, Profile
 from ...state import ORCHESTRATOR, HandoverContext, HandoverState, coerce_context
 from ..handover.trail import describe_trail
 from ..history.conversation import message_text, own_view, window_of_turns
-from ..models.offline import extractive_summary
-from ..models.resolve import ModelSpec, model_for
-from ..tools.schemas import orchestrator_tools
-from .loop import run_agent_turn
+from ..history.extractive import extractive_summary
+from .run import run_agent
 
 WINDOW_USER_TURNS = 6
 SUMMARY_LOOKBACK_MESSAGES = 40
 
 
-def orchestrator_prompt(state: HandoverState, window_start: int) -> str:
+def orchestrator_prompt(profile: Profile, state: HandoverState, window_start: int) -> str:
     """The orchestrator's system prompt for this request."""
-    profile = PROFILES[ORCHESTRATOR_PROFILE]
     earlier = state.get("messages", [])[
         max(0, window_start - SUMMARY_LOOKBACK_MESSAGES) : window_start
     ]
@@ -44,12 +44,13 @@ def orchestrator_prompt(state: HandoverState, window_start: int) -> str:
     )
 
 
-def make_orchestrator_node(model_spec: ModelSpec):  # type: ignore[no-untyped-def]
-    """The `orchestrator` node function for a build's model spec."""
-    profile = PROFILES[ORCHESTRATOR_PROFILE]
+def make_orchestrator_node(profile: Profile, agent: CompiledStateGraph):  # type: ignore[no-untyped-def]
+    """The `orchestrator` node: prepares the window, runs the agent's loop, keeps control."""
 
-    def orchestrator(state: HandoverState, runtime: Runtime[HandoverContext]) -> dict[str, Any]:
-        ctx = coerce_context(runtime.context)
+    def orchestrator(
+        state: HandoverState, runtime: Runtime[HandoverContext], config: RunnableConfig
+    ) -> dict[str, Any]:
+        coerce_context(runtime.context)  # a context that cannot work fails here, by name
         messages = state.get("messages", [])
         start, window = window_of_turns(messages, WINDOW_USER_TURNS)
         turns = (
@@ -59,21 +60,18 @@ def make_orchestrator_node(model_spec: ModelSpec):  # type: ignore[no-untyped-de
         )
         if state.get("active_agent", ORCHESTRATOR) != ORCHESTRATOR:
             turns = 0  # control just came back
-        result = run_agent_turn(
-            agent=ORCHESTRATOR,
-            profile=profile,
-            model=model_for(ORCHESTRATOR_PROFILE, model_spec, ctx.model),
-            system_prompt=orchestrator_prompt(state, start),
-            history=own_view(window, ORCHESTRATOR),
-            tools=orchestrator_tools(),
-            local_tools={},
-            turns_so_far=turns,
-            max_turns=ctx.max_turns,
+        added, calls = run_agent(
+            agent,
+            view=own_view(window, ORCHESTRATOR),
+            system_prompt=orchestrator_prompt(profile, state, start),
+            model_calls=turns,
+            conversation=messages,
+            config=config,
         )
         return {
-            "messages": result.messages,
+            "messages": added,
             "active_agent": ORCHESTRATOR,
-            "agent_turns": result.turns,
+            "agent_turns": calls,
             "handover_depth": 0,
         }
 

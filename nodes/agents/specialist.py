@@ -1,9 +1,9 @@
-"""The specialist node factory: one node per profile, named by the profile.
+"""A specialist's node: one per profile, named by the profile.
 
-A specialist's request holds its own system prompt, the stage-1 package and the
-messages since its handover — never the whole history (invariant 2) — until it
-asks for more with `request_full_history` (stage 2) or `read_briefing` (stage 3).
-Its reply decides, with the handover's return condition, who holds the
+A specialist's request holds its own system prompt, the stage-1 package and
+the messages since its handover, never the whole history, until it asks for
+more with `request_full_history` (stage 2) or `read_briefing` (stage 3). When
+its loop ends, the handover's return condition decides who holds the
 conversation next.
 """
 
@@ -11,26 +11,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, get_buffer_string
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
-from ...specialists import PROFILES, Profile
-from ...state import (
-    RETURN_CONDITIONS,
-    HandoverContext,
-    HandoverState,
-    coerce_context,
-    token_counter,
-)
+from ...specialists import Profile
+from ...state import RETURN_CONDITIONS, HandoverContext, HandoverState, coerce_context
 from ..handover.trail import return_update
 from ..history.conversation import messages_since, own_view
-from ..models.offline import OfflineChatModel
-from ..models.resolve import ModelSpec, model_for
-from ..tools.schemas import FULL_HISTORY, READ_BRIEFING, RETURN, specialist_tools
-from .loop import LocalTool, run_agent_turn
-
-READ_BRIEFING_MAX_TOKENS = 4000
+from ..tools.names import HANDOVER, RETURN
+from .run import run_agent
 
 
 def specialist_prompt(profile: Profile, handover: dict[str, Any]) -> str:
@@ -52,86 +43,53 @@ def specialist_history(name: str, handover: dict[str, Any], messages: list) -> l
     The package opens as a user message, so every request has a user turn (some
     providers require one) even before the user has said anything to the specialist.
     """
-    package = HumanMessage(content=handover.get("rendered", ""), name="handover")
+    package = HumanMessage(
+        content=handover.get("rendered", ""),
+        name="handover",
+        id=f"package-{handover.get('handover_id') or handover.get('anchor_id') or name}",
+    )
     return [package, *own_view(messages_since(messages, handover.get("anchor_id")), name)]
 
 
-def _summariser(model: BaseChatModel):  # type: ignore[no-untyped-def]
-    """Condense older turns with a real model (the offline model compacts extractively)."""
-    if isinstance(model, OfflineChatModel):
-        return None
-
-    def summarize(messages: list[BaseMessage], budget: int) -> str:
-        reply = model.invoke(
-            [
-                SystemMessage(
-                    content=f"Summarise this conversation excerpt in at most {budget} tokens. "
-                    "Keep decisions, file paths, numbers and open questions."
-                ),
-                HumanMessage(content=get_buffer_string(messages)[: budget * 40]),
-            ]
-        )
-        return str(reply.content)
-
-    return summarize
+def returned_summary(added: list[BaseMessage]) -> str | None:
+    """The summary the specialist handed back with, or None when it did not return."""
+    returned = {m.tool_call_id for m in added if isinstance(m, ToolMessage) and m.name == RETURN}
+    for message in added:
+        if isinstance(message, AIMessage):
+            for call in message.tool_calls:
+                if call["name"] == RETURN and call["id"] in returned:
+                    return str((call.get("args") or {}).get("summary") or "").strip()
+    return None
 
 
-def make_specialist_node(profile: Profile, model_spec: ModelSpec):  # type: ignore[no-untyped-def]
-    """The node function for one specialist profile."""
+def make_specialist_node(profile: Profile, agent: CompiledStateGraph):  # type: ignore[no-untyped-def]
+    """The node of one specialist profile: its view in, its loop, then who holds the conversation."""
     name = profile.name
 
-    def specialist(state: HandoverState, runtime: Runtime[HandoverContext]) -> dict[str, Any]:
-        ctx = coerce_context(runtime.context)
+    def specialist(
+        state: HandoverState, runtime: Runtime[HandoverContext], config: RunnableConfig
+    ) -> dict[str, Any]:
+        coerce_context(runtime.context)  # a context that cannot work fails here, by name
         handover = dict(state.get("handover") or {})
         messages = state.get("messages", [])
-        model = model_for(name, model_spec, ctx.model)
-        counter = token_counter(ctx.model)
-
-        def full_history(_args: dict[str, Any]) -> str:
-            from ..history.full_history import build_full_history
-
-            return build_full_history(
-                messages,
-                package_text=handover.get("rendered", ""),
-                max_tokens=ctx.full_history_max_tokens,
-                counter=counter,
-                summarize=_summariser(model),
-            ).text
-
-        def briefing(args: dict[str, Any]) -> str:
-            from ..briefing.reader import read_briefing
-
-            topic = args.get("topic")
-            return read_briefing(
-                project_root=ctx.project_root,
-                specialist=name,
-                topic=topic if isinstance(topic, str) and topic.strip() else None,
-                max_tokens=READ_BRIEFING_MAX_TOKENS,
-                counter=counter,
-            )
-
-        local: dict[str, LocalTool] = {
-            RETURN: lambda args: "Returned to the orchestrator with your summary.",
-            FULL_HISTORY: full_history,
-            READ_BRIEFING: briefing,
-        }
         new_user_turn = bool(messages) and isinstance(messages[-1], HumanMessage)
-        result = run_agent_turn(
-            agent=name,
-            profile=profile,
-            model=model,
+        added, calls = run_agent(
+            agent,
+            view=specialist_history(name, handover, messages),
             system_prompt=specialist_prompt(profile, handover),
-            history=specialist_history(name, handover, messages),
-            tools=specialist_tools(name),
-            local_tools=local,
-            turns_so_far=0 if new_user_turn else state.get("agent_turns", 0),
-            max_turns=ctx.max_turns,
+            model_calls=0 if new_user_turn else state.get("agent_turns", 0),
+            conversation=messages,
+            config=config,
         )
-        update: dict[str, Any] = {"messages": result.messages, "agent_turns": result.turns}
+        update: dict[str, Any] = {"messages": added, "agent_turns": calls}
         condition = handover.get("root_return_condition") or handover.get("return_condition")
-        if result.returned_summary is not None:
-            reason = result.returned_summary or "returned"
-        elif result.handover_pending or result.stopped:
+        summary = returned_summary(added)
+        last = next((m for m in reversed(added) if isinstance(m, AIMessage)), None)
+        stopped = last is not None and bool(last.response_metadata.get("max_turns_reached"))
+        handing_over = last is not None and any(c["name"] == HANDOVER for c in last.tool_calls)
+        if summary is not None:
+            reason = summary or "returned"
+        elif handing_over or stopped:
             return update
         elif condition in ("task_complete", "after_reply"):
             reason = f"{condition}: replied"
@@ -142,10 +100,3 @@ def make_specialist_node(profile: Profile, model_spec: ModelSpec):  # type: igno
 
     specialist.__name__ = name
     return specialist
-
-
-def make_specialist_nodes(model_spec: ModelSpec) -> dict[str, Any]:
-    """name -> node function for every specialist profile."""
-    from ...specialists import SPECIALISTS
-
-    return {name: make_specialist_node(PROFILES[name], model_spec) for name in SPECIALISTS}

@@ -1,7 +1,7 @@
 """The handover node: builds the stage-1 package into the state, or refuses.
 
 It answers every pending `handover_to_specialist` call of the calling agent
-with exactly one tool message (invariant 1): the first call is carried out or
+with exactly one tool message, so the tool-call history stays valid: the first call is carried out or
 refused, any further one in the same message is refused. On success the package
 (with its rendering) goes into `state["handover"]`, the briefing entry is
 appended (once per tool-call id, so a resumed crash does not duplicate it), and
@@ -12,28 +12,23 @@ the `ERROR:` result.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
 from langchain_core.messages import ToolMessage
 from langgraph.runtime import Runtime
 
-from ...specialists import ORCHESTRATOR_PROFILE
-from ...state import ORCHESTRATOR, HandoverContext, HandoverState, coerce_context, token_counter
+from ...specialists import ORCHESTRATOR_PROFILE, ProfileRegistry
+from ...state import ORCHESTRATOR, HandoverContext, HandoverState, TokenCounter, coerce_context
 from ..history.conversation import last_ai_index, pending_tool_calls, recent_turns
-from ..tools.schemas import HANDOVER
+from ..tools.names import HANDOVER
+from .arguments import MODEL_ARGUMENTS
 from .tool import PACKAGE_KEYS, HandoverOutcome, perform_handover
 from .trail import return_update, trail_record
 
-MODEL_ARGUMENTS = (
-    "specialist_profile",
-    "topic",
-    "summary",
-    "handover_reason",
-    "decisions",
-    "artifacts",
-    "return_condition",
-)
+CounterFor = Callable[[str, HandoverContext], TokenCounter]
+"""(profile, context) -> the token counter of the model that profile's agent uses."""
 
 
 def _profile_of(agent: str) -> str:
@@ -85,9 +80,20 @@ def check_handover(
     return None
 
 
-def handover_node(state: HandoverState, runtime: Runtime[HandoverContext]) -> dict[str, Any]:
-    """Carry out (or refuse) the calling agent's handover."""
-    ctx = coerce_context(runtime.context)
+def make_handover_node(profiles: ProfileRegistry, counter_for: CounterFor):  # type: ignore[no-untyped-def]
+    """The `handover` node of one build: its allow-list, and the target's token counter."""
+
+    def handover(state: HandoverState, runtime: Runtime[HandoverContext]) -> dict[str, Any]:
+        """Carry out (or refuse) the calling agent's handover."""
+        return run_handover(state, coerce_context(runtime.context), profiles, counter_for)
+
+    return handover
+
+
+def run_handover(
+    state: HandoverState, ctx: HandoverContext, profiles: ProfileRegistry, counter_for: CounterFor
+) -> dict[str, Any]:
+    """The handover node's update for this state."""
     caller = state.get("active_agent") or ORCHESTRATOR
     messages = state.get("messages", [])
     pending = [c for c in pending_tool_calls(messages) if c["name"] == HANDOVER]
@@ -116,9 +122,10 @@ def handover_node(state: HandoverState, runtime: Runtime[HandoverContext]) -> di
             "max_context_tokens": ctx.max_context_tokens,
             "include_recent_turns": ctx.include_recent_turns,
         },
+        profiles=profiles,
         handover_id=call["id"],
         from_agent=caller,
-        counter=token_counter(ctx.model),
+        counter=counter_for(target if isinstance(target, str) and target in profiles else "", ctx),
         when=_asked_at(messages),
     )
     if isinstance(outcome, str):

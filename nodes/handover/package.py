@@ -3,13 +3,17 @@
 `render_package` is the only way a package becomes text: the tool counts
 `estimated_tokens` over its output and the specialist node shows the very same
 output to the specialist, so the figure is what the specialist really costs.
+
+Its second line, `Specialist: <profile>`, names who the package is for: a
+routing hint any model (the built-in offline one included) can read without
+guessing from prose.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ...specialists import PROFILES, persona_marker
+from ...specialists import persona_marker
 from ...state import RETURN_CONDITIONS, TokenCounter
 
 RECOMMENDED_SUMMARY_TOKENS = 300
@@ -25,11 +29,11 @@ def trim_recent_turns(recent_turns: list[str], include_recent_turns: int) -> lis
 def render_package(package: dict[str, Any]) -> str:
     """The stage-1 package as the specialist reads it (and as its tokens are counted)."""
     specialist = package["specialist"]
-    profile = PROFILES.get(specialist)
-    marker = profile.label if profile else persona_marker(specialist)
+    marker = package.get("label") or persona_marker(specialist)
     condition = package.get("return_condition", "user_request")
     lines = [
         f"{marker} HANDOVER PACKAGE (stage 1)",
+        f"Specialist: {specialist}",
         f"Topic: {package['topic']}",
         f"From: {package.get('from_agent') or 'orchestrator'}",
         f"Reason: {package.get('reason') or '(not given)'}",
@@ -70,13 +74,14 @@ def build_stage1_package(
     include_recent_turns: int,
     counter: TokenCounter,
     from_agent: str = "",
+    label: str = "",
 ) -> dict[str, Any]:
     """The package dict (the tool's `package` block plus what rendering needs).
 
     Recent turns are trimmed to the last `include_recent_turns`; `estimated_tokens`
     is counted over `render_package` of the result; `oversize_warning` is set when
     that exceeds `max_context_tokens`; `notes` says when the summary is longer than
-    the recommended 300 tokens.
+    the recommended 300 tokens. `label` is the specialist's emoji and marker.
     """
     package: dict[str, Any] = {
         "specialist": specialist,
@@ -92,6 +97,7 @@ def build_stage1_package(
         "recent_turns": trim_recent_turns(recent_turns, include_recent_turns),
         "decisions": list(decisions),
         "artifacts": list(artifacts),
+        "label": label,
     }
     rendered = render_package(package)
     package["estimated_tokens"] = counter.count_text(rendered)

@@ -1,23 +1,22 @@
 """The `handover_to_specialist` tool: validate, build the stage-1 package, append the briefing.
 
 `perform_handover` is the core the tool and the graph's handover node share. It
-never raises: every failure is a string starting `ERROR:` in the seed's
-wording, and a failed call leaves no file or folder behind.
+never raises: every failure is a string starting `ERROR:` that names the
+bad value, and a failed call leaves no file or folder behind.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from langchain_core.tools import StructuredTool
 
-from ...specialists import PROFILES, persona_marker, unknown_profile_message
-from ...state import RETURN_CONDITIONS, TokenCounter, token_counter
+from ...specialists import ProfileRegistry, builtin_profiles, persona_marker
+from ...state import TokenCounter, token_counter
 from ..briefing.writer import (
     BriefingError,
     append_briefing,
@@ -26,33 +25,10 @@ from ..briefing.writer import (
     briefing_path,
     now_utc,
     render_entry,
-    slugify_topic,
 )
+from .arguments import HandoverRefused, tool_arguments_schema, validate_arguments
 from .package import build_stage1_package
 
-DEFAULTS: dict[str, Any] = {
-    "summary": "",
-    "recent_turns": None,
-    "decisions": None,
-    "artifacts": None,
-    "return_condition": "user_request",
-    "handover_reason": "",
-    "max_context_tokens": 3000,
-    "include_recent_turns": 5,
-}
-ARGUMENTS = (
-    "specialist_profile",
-    "topic",
-    "summary",
-    "recent_turns",
-    "decisions",
-    "artifacts",
-    "return_condition",
-    "handover_reason",
-    "project_root",
-    "max_context_tokens",
-    "include_recent_turns",
-)
 PACKAGE_KEYS = (
     "specialist",
     "topic",
@@ -64,13 +40,9 @@ PACKAGE_KEYS = (
 )
 
 
-class HandoverRefused(Exception):
-    """Internal: carries an `ERROR: ...` text out of validation."""
-
-
 @dataclass
 class HandoverOutcome:
-    """A successful handover: the seed's return JSON plus what the graph keeps."""
+    """A successful handover: the tool's return JSON plus what the graph keeps."""
 
     result: dict[str, Any]
     package: dict[str, Any]
@@ -79,103 +51,6 @@ class HandoverOutcome:
     def to_text(self) -> str:
         """The tool's answer: the JSON, then a `WARNING:` / `NOTE:` line each."""
         return "\n".join([json.dumps(self.result, ensure_ascii=False), *self.warnings])
-
-
-def _text_arg(name: str, value: Any, *, required: bool = False) -> str:
-    if value is None:
-        value = ""
-    if not isinstance(value, str):
-        raise HandoverRefused(
-            f"ERROR: {name} must be a string, got {type(value).__name__} {value!r:.60}"
-        )
-    if required and not value.strip():
-        raise HandoverRefused(f"ERROR: {name} is required")
-    return value
-
-
-def _list_arg(name: str, value: Any, keep_last: int | None = None) -> list[str]:
-    """A list of strings; with `keep_last`, only its last items are kept (and checked).
-
-    Trimming before checking keeps the cost flat when a caller passes the whole
-    conversation as recent_turns: the dropped turns are never looked at.
-    """
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise HandoverRefused(
-            f"ERROR: {name} must be a list of strings, got {type(value).__name__}"
-        )
-    start = 0 if keep_last is None else max(len(value) - keep_last, 0)
-    kept = value[start:] if keep_last is None or keep_last > 0 else []
-    for offset, item in enumerate(kept):
-        if not isinstance(item, str):
-            raise HandoverRefused(
-                f"ERROR: {name}[{start + offset}] must be a string, got {type(item).__name__}"
-            )
-    return list(kept)
-
-
-def _int_arg(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise HandoverRefused(
-            f"ERROR: {name} must be an integer, got {type(value).__name__} {value!r:.60}"
-        )
-    return value
-
-
-def _validate(args: dict[str, Any]) -> dict[str, Any]:
-    unknown = sorted(set(args) - set(ARGUMENTS))
-    if unknown:
-        raise HandoverRefused(
-            f"ERROR: unknown argument(s) {', '.join(unknown)}; "
-            f"handover_to_specialist takes: {', '.join(ARGUMENTS)}"
-        )
-    merged = {**DEFAULTS, **{k: v for k, v in args.items() if v is not None}}
-    profile = _text_arg("specialist_profile", args.get("specialist_profile"), required=True)
-    profile = profile.strip()
-    if profile not in PROFILES:
-        raise HandoverRefused(unknown_profile_message(profile))
-    topic = _text_arg("topic", args.get("topic"), required=True)
-    slug = slugify_topic(topic)
-    if not slug:
-        raise HandoverRefused(
-            f"ERROR: topic {topic[:60]!r} has no usable characters; "
-            "use a short slug of letters, digits and dashes such as 'landing-page-hero'"
-        )
-    root = _text_arg("project_root", args.get("project_root"), required=True)
-    if "\x00" in root:
-        raise HandoverRefused("ERROR: project_root must not contain a NUL byte")
-    if not os.path.isabs(root):
-        raise HandoverRefused(f"ERROR: project_root must be absolute (got {root!r})")
-    root = os.path.normpath(root)
-    if not os.path.isdir(root):
-        raise HandoverRefused(f"ERROR: project_root {root!r} does not exist or is not a directory")
-    max_tokens = _int_arg("max_context_tokens", merged["max_context_tokens"])
-    if max_tokens <= 0:
-        raise HandoverRefused(f"ERROR: max_context_tokens must be positive (got {max_tokens})")
-    include = _int_arg("include_recent_turns", merged["include_recent_turns"])
-    if include < 0:
-        raise HandoverRefused(f"ERROR: include_recent_turns must be >= 0 (got {include})")
-    # an empty condition means the default, as an omitted one does
-    condition = _text_arg("return_condition", merged["return_condition"]).strip() or "user_request"
-    if condition not in RETURN_CONDITIONS:
-        raise HandoverRefused(
-            f"ERROR: invalid return_condition {condition!r}; "
-            f"valid conditions: {', '.join(RETURN_CONDITIONS)}"
-        )
-    return {
-        "specialist": profile,
-        "topic": slug,
-        "summary": _text_arg("summary", merged["summary"]).strip(),
-        "recent_turns": _list_arg("recent_turns", merged["recent_turns"], keep_last=include),
-        "decisions": _list_arg("decisions", merged["decisions"]),
-        "artifacts": _list_arg("artifacts", merged["artifacts"]),
-        "return_condition": condition,
-        "reason": _text_arg("handover_reason", merged["handover_reason"]).strip(),
-        "project_root": root,
-        "max_context_tokens": max_tokens,
-        "include_recent_turns": include,
-    }
 
 
 def content_handover_id(values: dict[str, Any], when: datetime) -> str:
@@ -190,14 +65,19 @@ def content_handover_id(values: dict[str, Any], when: datetime) -> str:
 def perform_handover(
     args: dict[str, Any],
     *,
+    profiles: ProfileRegistry | None = None,
     handover_id: str | None = None,
     from_agent: str = "",
     counter: TokenCounter | None = None,
     when: datetime | None = None,
 ) -> HandoverOutcome | str:
-    """Run one handover; return the outcome, or an `ERROR: ...` string. Never raises."""
+    """Run one handover; return the outcome, or an `ERROR: ...` string. Never raises.
+
+    `profiles` is the allow-list (default: the built-in profiles).
+    """
     try:
-        values = _validate(args)
+        profiles = profiles if profiles is not None else builtin_profiles()
+        values = validate_arguments(args, profiles)
         when = when or now_utc()
         counter = counter or token_counter()
         filename = briefing_filename(values["specialist"], values["topic"], when)
@@ -217,6 +97,7 @@ def perform_handover(
             include_recent_turns=values["include_recent_turns"],
             counter=counter,
             from_agent=from_agent,
+            label=profiles[values["specialist"]].label,
         )
         entry = render_entry(
             handover_id=handover_id,
@@ -282,19 +163,29 @@ def _outcome(values, package, briefing, handover_id) -> HandoverOutcome:  # type
     return HandoverOutcome(result=result, package=package, warnings=warnings)
 
 
-def handover_to_specialist_text(*args: Any, **kwargs: Any) -> str:
-    """The tool's function: the JSON answer (with WARNING/NOTE lines) or an ERROR string."""
-    if args:
-        if len(args) == 1 and isinstance(args[0], dict) and not kwargs:
-            kwargs = dict(args[0])
-        else:
-            return "ERROR: handover_to_specialist takes keyword arguments (a JSON object)"
-    outcome = perform_handover(kwargs)
-    return outcome if isinstance(outcome, str) else outcome.to_text()
+def make_handover_tool(profiles: ProfileRegistry | None = None) -> StructuredTool:
+    """The standalone LangChain tool over an allow-list (default: the built-in profiles).
 
+    `.invoke({...})` returns the JSON string or an `ERROR: ...` string; it never
+    raises on a dict input.
+    """
+    profiles = profiles if profiles is not None else builtin_profiles()
 
-def _profile_list() -> str:
-    return "; ".join(f"{name}: {p.description}" for name, p in PROFILES.items())
+    def handover_to_specialist(*args: Any, **kwargs: Any) -> str:
+        if args:
+            if len(args) == 1 and isinstance(args[0], dict) and not kwargs:
+                kwargs = dict(args[0])
+            else:
+                return "ERROR: handover_to_specialist takes keyword arguments (a JSON object)"
+        outcome = perform_handover(kwargs, profiles=profiles)
+        return outcome if isinstance(outcome, str) else outcome.to_text()
+
+    return StructuredTool(
+        name="handover_to_specialist",
+        description=TOOL_DESCRIPTION,
+        args_schema=tool_arguments_schema(profiles),
+        func=handover_to_specialist,
+    )
 
 
 TOOL_DESCRIPTION = (
@@ -304,46 +195,11 @@ TOOL_DESCRIPTION = (
     "Returns JSON (status, persona_marker, package, briefing, next_step) or an 'ERROR: ...' text."
 )
 
-ARGS_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "specialist_profile": {
-            "type": "string",
-            "description": "Profile to hand over to. Available profiles: " + _profile_list(),
-        },
-        "topic": {"type": "string", "description": "Short slug, used in the briefing file name."},
-        "summary": {
-            "type": "string",
-            "description": "Curated summary of the older turns (at most ~300 tokens).",
-        },
-        "recent_turns": {
-            "type": "array",
-            "items": {"type": "string"},
-            "description": "Verbatim last turns; trimmed to include_recent_turns.",
-        },
-        "decisions": {"type": "array", "items": {"type": "string"}},
-        "artifacts": {
-            "type": "array",
-            "items": {"type": "string"},
-            "description": "File paths or other references.",
-        },
-        "return_condition": {
-            "type": "string",
-            "enum": list(RETURN_CONDITIONS),
-            "description": "When the specialist hands back. Default user_request.",
-        },
-        "handover_reason": {"type": "string", "description": "Logged in the briefing."},
-        "project_root": {"type": "string", "description": "Absolute path of the project root."},
-        "max_context_tokens": {"type": "integer", "description": "Default 3000."},
-        "include_recent_turns": {"type": "integer", "description": "Default 5."},
-    },
-    "required": ["specialist_profile", "topic", "project_root"],
-}
 
-handover_to_specialist = StructuredTool(
-    name="handover_to_specialist",
-    description=TOOL_DESCRIPTION,
-    args_schema=ARGS_SCHEMA,
-    func=handover_to_specialist_text,
-)
-"""The LangChain tool. `.invoke({...})` returns the JSON string or an `ERROR: ...` string."""
+def __getattr__(name: str) -> Any:
+    """`handover_to_specialist`: the standalone tool over the built-in profiles, made on first use."""
+    if name == "handover_to_specialist":
+        tool = make_handover_tool()
+        globals()[name] = tool
+        return tool
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

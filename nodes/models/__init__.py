@@ -1,1 +1,1 @@
-"""models."""
+"""Chat models: resolving the model each agent uses, and the built-in offline model."""

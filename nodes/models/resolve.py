@@ -1,9 +1,10 @@
-"""Choosing the chat model an agent talks to.
+"""Choosing the chat model an agent talks to, and the token counter that goes with it.
 
-`build_graph(model=...)` may fix a model for every agent, or a mapping
-profile -> model with a `"default"` entry. Without one, the run's context names
-the model: `offline` (the built-in model) or any `init_chat_model` string such
-as `openai:gpt-4o` (ChatOpenAI honours OPENAI_BASE_URL).
+`build_graph(model=...)` may fix one model for every agent, or a mapping
+profile -> model with an optional `"default"`. Where neither names a model,
+the run's context does: `offline` (the built-in deterministic model) or any
+`init_chat_model` string such as `openai:gpt-4o` (ChatOpenAI honours
+OPENAI_BASE_URL). Token counts follow the model an agent actually uses.
 """
 
 from __future__ import annotations
@@ -14,34 +15,45 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
-from .offline import OfflineChatModel
+from ...specialists import ProfileRegistry
+from ...state import HandoverContext, TokenCounter, token_counter
 
 ModelSpec = BaseChatModel | Mapping[str, BaseChatModel] | None
 
-_cache: dict[str, BaseChatModel] = {}
+OFFLINE = "offline"
+
+_cache: dict[tuple[str, int], BaseChatModel] = {}
 _lock = threading.Lock()
 
 
-def model_from_string(spec: str) -> BaseChatModel:
-    """`offline` -> the built-in model; anything else through `init_chat_model` (cached)."""
-    spec = (spec or "offline").strip()
+def model_from_string(spec: str, *, profiles: ProfileRegistry | None = None) -> BaseChatModel:
+    """`offline` -> the built-in model (knowing these profiles); else `init_chat_model` (cached)."""
+    spec = (spec or OFFLINE).strip()
+    key = (spec, id(profiles) if spec == OFFLINE else 0)
     with _lock:
-        if spec not in _cache:
-            if spec == "offline":
-                _cache[spec] = OfflineChatModel()
+        if key not in _cache:
+            if spec == OFFLINE:
+                from .offline import OfflineChatModel  # one model among others, made by name
+
+                _cache[key] = OfflineChatModel(profiles=profiles)
             else:
                 from langchain.chat_models import init_chat_model
 
-                _cache[spec] = init_chat_model(spec)
-        return _cache[spec]
+                _cache[key] = init_chat_model(spec)
+        return _cache[key]
 
 
-def check_model_spec(model: Any) -> ModelSpec:
+def check_model_spec(model: Any, profiles: ProfileRegistry) -> ModelSpec:
     """Validate `build_graph(model=...)`; raise TypeError/ValueError naming the fix."""
     if model is None or isinstance(model, BaseChatModel):
         return model
     if isinstance(model, Mapping):
         for key, value in model.items():
+            if key != "default" and key not in profiles:
+                raise ValueError(
+                    f"model[{key!r}] names no profile of this build; use 'default' or one of: "
+                    f"{', '.join(profiles)}"
+                )
             if not isinstance(value, BaseChatModel):
                 raise TypeError(
                     f"model[{key!r}] must be a LangChain chat model, got {type(value).__name__}"
@@ -53,13 +65,36 @@ def check_model_spec(model: Any) -> ModelSpec:
     )
 
 
-def model_for(agent_profile: str, spec: ModelSpec, context_model: str) -> BaseChatModel:
-    """The model `agent_profile` uses under this build spec and run context."""
-    if isinstance(spec, BaseChatModel):
-        return spec
-    if isinstance(spec, Mapping):
-        if agent_profile in spec:
-            return spec[agent_profile]
-        if "default" in spec:
-            return spec["default"]
-    return model_from_string(context_model)
+def model_name(model: BaseChatModel) -> str | None:
+    """The model's own name (`gpt-4o`), as LangChain integrations expose it, if any."""
+    for attr in ("model_name", "model", "model_id"):
+        value = getattr(model, attr, None)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+class ModelChoice:
+    """The models of one build: which model each profile's agent uses under a run context."""
+
+    def __init__(self, spec: ModelSpec, profiles: ProfileRegistry) -> None:
+        self.spec = check_model_spec(spec, profiles)
+        self.profiles = profiles
+
+    def fixed(self, profile: str) -> BaseChatModel | None:
+        """The model the build fixes for this profile, or None (the context decides)."""
+        if isinstance(self.spec, BaseChatModel):
+            return self.spec
+        if isinstance(self.spec, Mapping):
+            return self.spec.get(profile, self.spec.get("default"))
+        return None
+
+    def model_for(self, profile: str, ctx: HandoverContext) -> BaseChatModel:
+        """The chat model `profile`'s agent talks to in this run."""
+        return self.fixed(profile) or model_from_string(ctx.model, profiles=self.profiles)
+
+    def counter_for(self, profile: str, ctx: HandoverContext) -> TokenCounter:
+        """The token counter of that model (o200k_base when its encoding is unknown)."""
+        fixed = self.fixed(profile)
+        name = model_name(fixed) if fixed is not None else ctx.model
+        return token_counter(name)

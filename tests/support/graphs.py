@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
-from specialist_handover.graph import build_graph
 
+from specialist_handover.graph import build_graph
 from tests.support.models import RecordingOfflineModel
 
 REQUESTS = {

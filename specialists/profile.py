@@ -1,0 +1,136 @@
+"""One specialist profile: its persona, description, routing keywords, tools and prompt.
+
+A profile file is YAML front matter followed by the Markdown system prompt::
+
+    ---
+    name: data_scientist
+    marker: "[data scientist]"      # optional; always "[<name with spaces>]"
+    emoji: "📊"
+    description: "Analyses data sets and builds models."
+    keywords: [data analysis, pandas, statistics]
+    tools: [workspace]               # optional: built-in tool sets
+    ---
+
+    You are the Data Scientist. ...
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_]{0,47}$")
+"""Profile names: node names, message names and file names all accept these."""
+
+_REQUIRED = ("name", "emoji", "description", "keywords")
+_KNOWN_FIELDS = {*_REQUIRED, "marker", "tools"}
+
+
+class ProfileFileError(ValueError):
+    """A profile file or object is malformed; the message names the source and the field."""
+
+
+def persona_marker(name: str) -> str:
+    """`frontend_designer` -> `[frontend designer]`."""
+    return f"[{name.replace('_', ' ')}]"
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A specialist profile: who the agent is, when to pick it, what it may use.
+
+    >>> Profile(name="data_scientist", description="Analyses data.", prompt="You are ...",
+    ...         keywords=("pandas", "statistics"), emoji="📊", tools=("workspace",))
+    """
+
+    name: str
+    description: str
+    prompt: str
+    keywords: tuple[str, ...] = ()
+    emoji: str = "🧩"
+    tools: tuple[str, ...] = ()
+    marker: str = ""
+    source: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        where = self.source or f"profile {self.name!r}"
+        if not isinstance(self.name, str) or not NAME_PATTERN.match(self.name):
+            raise ProfileFileError(
+                f"{where}: name {self.name!r} must be lower-case letters, digits and "
+                "underscores, starting with a letter (at most 48 characters)"
+            )
+        for attr in ("description", "prompt", "emoji"):
+            value = getattr(self, attr)
+            if not isinstance(value, str) or not value.strip():
+                raise ProfileFileError(f"{where}: {attr} must be a non-empty string")
+        object.__setattr__(self, "description", " ".join(self.description.split()))
+        object.__setattr__(self, "prompt", self.prompt.strip())
+        object.__setattr__(self, "keywords", _strings(where, "keywords", self.keywords, lower=True))
+        object.__setattr__(self, "tools", _strings(where, "tools", self.tools))
+        expected = persona_marker(self.name)
+        if self.marker and self.marker != expected:
+            raise ProfileFileError(f"{where}: marker {self.marker!r} should be {expected!r}")
+        object.__setattr__(self, "marker", expected)
+
+    @property
+    def title(self) -> str:
+        """The human name: `frontend designer`."""
+        return self.name.replace("_", " ")
+
+    @property
+    def label(self) -> str:
+        """Emoji plus marker, as the terminal prints it: `🖌️ [frontend designer]`."""
+        return f"{self.emoji} {self.marker}"
+
+
+def _strings(where: str, name: str, value: Any, *, lower: bool = False) -> tuple[str, ...]:
+    if isinstance(value, str) or not isinstance(value, Iterable):
+        raise ProfileFileError(f"{where}: {name} must be a list of strings")
+    items = list(value)
+    if not all(isinstance(item, str) and item.strip() for item in items):
+        raise ProfileFileError(f"{where}: {name} must be a list of strings")
+    return tuple(item.strip().lower() if lower else item.strip() for item in items)
+
+
+def parse_profile(text: str, *, source: str) -> Profile:
+    """Parse one profile file's text; raise ProfileFileError naming `source` and the field."""
+    if not text.startswith("---\n"):
+        raise ProfileFileError(f"{source}: must start with '---' YAML front matter")
+    try:
+        _, front, body = text.split("---\n", 2)
+    except ValueError as exc:
+        raise ProfileFileError(f"{source}: front matter is not closed with '---'") from exc
+    try:
+        meta = yaml.safe_load(front)
+    except yaml.YAMLError as exc:
+        raise ProfileFileError(f"{source}: front matter is not valid YAML: {exc}") from exc
+    if not isinstance(meta, dict):
+        raise ProfileFileError(f"{source}: front matter must be a mapping")
+    missing = [key for key in _REQUIRED if not meta.get(key)]
+    if missing:
+        raise ProfileFileError(f"{source}: missing {', '.join(missing)}")
+    unknown = sorted(str(key) for key in set(meta) - _KNOWN_FIELDS)
+    if unknown:
+        raise ProfileFileError(
+            f"{source}: unknown field(s) {', '.join(unknown)}; "
+            f"known fields: {', '.join(sorted(_KNOWN_FIELDS))}"
+        )
+    if not body.strip():
+        raise ProfileFileError(f"{source}: the system prompt (body) is empty")
+    for key in ("keywords", "tools"):
+        if key in meta and not isinstance(meta[key], list):
+            raise ProfileFileError(f"{source}: {key} must be a list of strings")
+    return Profile(
+        name=str(meta["name"]),
+        marker=str(meta.get("marker") or ""),
+        emoji=str(meta["emoji"]),
+        description=str(meta["description"]),
+        keywords=tuple(meta["keywords"]),
+        tools=tuple(meta.get("tools") or ()),
+        prompt=body,
+        source=source,
+    )

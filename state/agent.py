@@ -1,0 +1,25 @@
+"""The state of one agent's own loop (the subgraph each agent node runs).
+
+An agent's loop does not carry the conversation: it starts from `view`, the
+bounded slice of the conversation its model may see (the handover package and
+the turns since the handover, or the orchestrator's window), and `messages`
+collects only what this activation adds. Its checkpoints stay as small as its
+requests.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from langchain_core.messages import AnyMessage
+from langgraph.graph.message import add_messages
+from typing_extensions import TypedDict
+
+
+class AgentState(TypedDict, total=False):
+    """One activation of an agent: what it sees, what it added, how many model calls."""
+
+    view: list[AnyMessage]
+    messages: Annotated[list[AnyMessage], add_messages]
+    system_prompt: str
+    model_calls: int
