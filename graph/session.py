@@ -1,7 +1,7 @@
 """Running turns on a thread: SQLite persistence, crash resume, streamed events.
 
 Every entry point (terminal, examples) goes through `run_turn`, which first
-finishes a step a crash left unfinished (invariant 8: a step whose writes were
+finishes a step a crash left unfinished (docs/ARCHITECTURE.md, invariant 8: a step whose writes were
 saved shows in `get_state().tasks` but not in `.next`, and sending new input
 instead of resuming would drop them), then sends the new message with
 `durability="sync"` so a killed run resumes without losing a step.

@@ -142,7 +142,7 @@ def test_chat_reads_messages_until_exit(root):
     assert "Handover trail of thread 'chat1' (1 events)" in done.stdout
 
 
-def test_printer_shows_handoffs_refusals_and_returns_in_the_seeds_words():
+def test_printer_shows_handoffs_refusals_and_returns_in_the_documented_words():
     from specialist_handover.graph.cli import Printer
     from specialist_handover.nodes.handover.trail import trail_record
 

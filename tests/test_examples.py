@@ -27,3 +27,24 @@ def test_python_caller_example_runs_two_turns_and_prints_the_trail(tmp_path):
     assert str(tmp_path / ".a0proj" / "handover") in out
     assert "active agent: frontend_designer" in out
     assert (tmp_path / ".a0proj" / "checkpoints.sqlite").exists()
+
+
+def test_custom_specialist_example_hands_over_to_the_users_specialist_which_uses_its_tool(
+    tmp_path,
+):
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "HANDOVER_MODEL")}
+    done = subprocess.run(
+        [sys.executable, str(REPO / "examples" / "custom_specialist.py"), str(tmp_path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert '"persona_marker": "[data analyst]"' in out
+    assert "[tool summarize_csv] data/sales.csv: 3 rows, columns: month, units, revenue" in out
+    assert "mean revenue = 2816.67" in out
+    assert "trail: handover orchestrator -> data_analyst" in out
+    assert "trail: return data_analyst -> orchestrator" in out
+    assert list((tmp_path / ".a0proj" / "handover").glob("data-analyst-*.md"))

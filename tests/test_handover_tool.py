@@ -1,4 +1,4 @@
-"""The handover_to_specialist tool and its stage-1 package (the seed's contract)."""
+"""The handover_to_specialist tool and its stage-1 package (its documented contract)."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ ARGUMENTS = [
     "max_context_tokens",
     "include_recent_turns",
 ]
-SEED_PACKAGE_KEYS = {
+DOCUMENTED_PACKAGE_KEYS = {
     "specialist": str,
     "topic": str,
     "summary": str,
@@ -38,7 +38,12 @@ SEED_PACKAGE_KEYS = {
     "max_context_tokens": int,
     "oversize_warning": bool,
 }
-SEED_BRIEFING_KEYS = {"path": str, "existed_before": bool, "newly_created": bool, "size_bytes": int}
+DOCUMENTED_BRIEFING_KEYS = {
+    "path": str,
+    "existed_before": bool,
+    "newly_created": bool,
+    "size_bytes": int,
+}
 TURNS = [
     f"turn {i}: {'user' if i % 2 else 'assistant'} says something about the hero" for i in range(8)
 ]
@@ -195,15 +200,15 @@ def test_no_note_when_summary_is_300_tokens(project_root):
     assert "notes" not in result
 
 
-def test_return_json_has_the_seeds_keys_and_nesting(handover_args):
+def test_return_json_has_the_documented_keys_and_nesting(handover_args):
     result, _ = split_answer(invoke(**handover_args))
     assert {"status", "persona_marker", "package", "briefing", "next_step"} <= set(result)
     assert result["status"] == "ok"
     assert isinstance(result["persona_marker"], str)
     assert isinstance(result["next_step"], str) and result["next_step"]
-    for key, kind in SEED_PACKAGE_KEYS.items():
+    for key, kind in DOCUMENTED_PACKAGE_KEYS.items():
         assert type(result["package"][key]) is kind, key
-    for key, kind in SEED_BRIEFING_KEYS.items():
+    for key, kind in DOCUMENTED_BRIEFING_KEYS.items():
         assert type(result["briefing"][key]) is kind, key
     assert result["package"]["briefing_file"] == result["briefing"]["path"]
 

@@ -25,7 +25,7 @@ unknown_profile_message = PROFILES.unknown_profile_message
 
 PROFILE_DIR = Path(specialists.__file__).parent / "profiles"
 
-SEED_PROFILES = [
+SPECIFIED_PROFILES = [
     "a0_software_orchestrator",
     "codebase_explorer",
     "implementation_engineer",
@@ -39,7 +39,7 @@ SEED_PROFILES = [
     "test_debug_engineer",
     "hacker",
 ]
-ALL_PROFILES = sorted([*SEED_PROFILES, "frontend_designer"])
+ALL_PROFILES = sorted([*SPECIFIED_PROFILES, "frontend_designer"])
 KNOWN_LIST = ", ".join(ALL_PROFILES)
 
 
@@ -52,7 +52,7 @@ def front_matter(name: str) -> tuple[dict, str, str]:
 
 def test_thirteen_profile_files_twelve_seed_profiles_plus_frontend_designer():
     files = sorted(p.stem for p in PROFILE_DIR.glob("*.md"))
-    assert len(SEED_PROFILES) == 12
+    assert len(SPECIFIED_PROFILES) == 12
     assert files == ALL_PROFILES
     assert len(files) == 13
 

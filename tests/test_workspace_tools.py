@@ -23,7 +23,6 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
 
-from specialist_handover.nodes.tools import workspace
 from specialist_handover.nodes.tools.workspace import (
     WORKSPACE_MAX_TOKENS,
     WORKSPACE_TOOL_NAMES,
@@ -32,6 +31,7 @@ from specialist_handover.nodes.tools.workspace import (
     read_file,
     search_files,
 )
+from specialist_handover.nodes.tools.workspace import paths as workspace_paths
 from specialist_handover.state import HandoverContext, TokenCounter, token_counter
 
 OUTSIDE_TEXT = "outside data"
@@ -409,7 +409,7 @@ def test_the_refusal_corpus_covers_all_three_tools_with_at_least_20_cases() -> N
 def test_a_symlink_swapped_in_after_the_check_is_not_followed(
     ws: Sandbox, counter: TokenCounter, monkeypatch: pytest.MonkeyPatch, swap: str
 ) -> None:
-    checked = workspace._kind_of
+    checked = workspace_paths._kind_of
 
     def check_then_swap(*args: str) -> str:
         kind = checked(*args)
@@ -422,7 +422,7 @@ def test_a_symlink_swapped_in_after_the_check_is_not_followed(
             (ws.outside / "app.py").write_text(OUTSIDE_TEXT, encoding="utf-8")
         return kind
 
-    monkeypatch.setattr(workspace, "_kind_of", check_then_swap)
+    monkeypatch.setattr(workspace_paths, "_kind_of", check_then_swap)
     result = read_file(str(ws.root), "src/app.py", counter=counter)
     assert result.startswith("ERROR: path 'src/app.py' could not be opened safely"), result
     assert OUTSIDE_TEXT not in result

@@ -1,6 +1,6 @@
 """Reading the stored conversation: turns, segments, windows, tool-call bookkeeping.
 
-Nothing here changes stored history (invariant 3): every function returns new
+Nothing here changes stored history (docs/ARCHITECTURE.md, invariant 3): every function returns new
 lists (and new message objects where a request needs a reshaped copy).
 """
 
@@ -105,7 +105,7 @@ def valid_tool_history(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
     """A copy safe to send: unanswered tool calls and orphan tool messages are left out.
 
     Stored history is already valid (every node answers its calls); this is the
-    last guard that no request ever carries a dangling call (invariant 1).
+    last guard that no request ever carries a dangling call (docs/ARCHITECTURE.md, invariant 1).
     """
     answered: dict[str, int] = {}
     for m in messages:

@@ -303,10 +303,12 @@ class OfflineChatModel(BaseChatModel):
                     "return_condition": package.get("return_condition", "user_request"),
                 }
                 return AIMessage(content="", tool_calls=[_call(HANDOVER, args)])
-        call = _tool_for_request(request, tools) if request else None
+        first = not any(isinstance(m, AIMessage) and m.name == name for m in convo)
+        # on taking over, the request is the package's last user turn
+        ask = request or (package.get("request", "") if first else "")
+        call = _tool_for_request(ask, tools) if ask else None
         if call is not None:
             return AIMessage(content="", tool_calls=[call])
-        first = not any(isinstance(m, AIMessage) and m.name == name for m in convo)
         return AIMessage(content=self._answer(title, profile, package, request, first))
 
     def _answer(

@@ -1,0 +1,14 @@
+"""The workspace tools' limits: token cap, line and size limits, folders never walked."""
+
+from __future__ import annotations
+
+WORKSPACE_MAX_TOKENS = 4000
+NOISE_DIRS = frozenset({".git", ".venv", "node_modules", "__pycache__"})
+MAX_READ_LINES = 2000
+MAX_SEARCH_FILE_BYTES = 2 * 1024 * 1024
+MAX_QUERY_CHARS = 500
+MAX_HIT_CHARS = 200
+MAX_HITS = 1000
+MAX_WALK_ENTRIES = 10000
+MAX_DEPTH = 64
+BINARY_PROBE_BYTES = 8192

@@ -1,0 +1,68 @@
+"""How results are written: printable names, counted nouns and the token cap with its notice."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ....state import TokenCounter
+
+_CONTROL_ESCAPES = {code: f"\\x{code:02x}" for code in [*range(32), 127]}
+
+
+def _printable(name: str) -> str:
+    """A file name safe to print on one line: bad bytes and control characters escaped."""
+    return name.encode("utf-8", "backslashreplace").decode("utf-8").translate(_CONTROL_ESCAPES)
+
+
+def _plural(count: int, word: str) -> str:
+    """`1 file`, `2 files`."""
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def _fitting(lines: list[str], counter: TokenCounter, room: int) -> int:
+    """How many leading lines fit in `room` tokens when joined with newlines."""
+    used = -1
+    count = 0
+    for line in lines:
+        used += counter.count_text(line) + 1
+        if used > room:
+            break
+        count += 1
+    while count and counter.count_text("\n".join(lines[:count])) > room:
+        count -= 1
+    return count
+
+
+def _cut_notice(max_tokens: int, remaining: int, hint: str) -> str:
+    """The last line of a cut result: that it was cut, how much is missing and what to do."""
+    return (
+        f"[cut: the result was over {max_tokens} tokens; {_plural(remaining, 'more line')} "
+        f"not shown — {hint}]"
+    )
+
+
+def _render(
+    head: Callable[[int], list[str]],
+    body: list[str],
+    tail: list[str],
+    *,
+    counter: TokenCounter,
+    max_tokens: int,
+    notice: Callable[[int], str],
+) -> str:
+    """The whole result if it fits in max_tokens, else head + the body lines that fit + notice."""
+    room = max_tokens - counter.count_text("\n".join([*head(len(body)), *tail])) - 1
+    if _fitting(body, counter, room) == len(body):
+        text = "\n".join([*head(len(body)), *body, *tail])
+        if counter.count_text(text) <= max_tokens:
+            return text
+    reserve = counter.count_text("\n".join([*head(len(body)), notice(0)])) + 2
+    room = max_tokens - reserve
+    shown = body[: _fitting(body, counter, room)]
+    if not shown and body and room > 8:
+        shown = [counter.truncate(body[0], room - 6) + " …[line cut]"]
+    text = "\n".join([*head(len(shown)), *shown, notice(len(shown))])
+    while shown and counter.count_text(text) > max_tokens:
+        shown.pop()
+        text = "\n".join([*head(len(shown)), *shown, notice(len(shown))])
+    return text
