@@ -88,12 +88,13 @@ class Printer:
         for message in update.get("messages") or []:
             if isinstance(message, AIMessage) and message_text(message).strip():
                 self.say(f"{label_of(message, self.profiles)} {message_text(message).strip()}")
-            elif isinstance(message, ToolMessage) and message.name in (
-                "request_full_history",
-                "read_briefing",
+            elif isinstance(message, ToolMessage) and message.name not in (
+                "handover_to_specialist",
+                "return_to_orchestrator",
             ):
                 first = message_text(message).splitlines()[0] if message_text(message) else ""
-                self.say(f"   📚 {message.name}: {first}")
+                icon = "📚" if message.name in ("request_full_history", "read_briefing") else "🔧"
+                self.say(f"   {icon} {message.name}: {first}")
         for record in records:
             if record["kind"] == "return":
                 self.trail_event(record)

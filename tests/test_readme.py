@@ -49,3 +49,19 @@ def test_readme_tool_snippet_runs(tmp_path, capsys):
     exec(compile(code, "README.md", "exec"), {})
     printed = capsys.readouterr().out
     assert printed.startswith('{"status": "ok", "persona_marker": "[frontend designer]"')
+
+
+def test_readme_customise_snippets_run(tmp_path, monkeypatch):
+    """The profile file shown is valid, and both ways of passing profiles build a graph."""
+    monkeypatch.chdir(tmp_path)
+    section = README[README.index("## Customise") :]
+    profile_file = re.search(r"```markdown\n(.*?)```", section, re.S).group(1)
+    (tmp_path / "my-profiles").mkdir()
+    (tmp_path / "my-profiles" / "data_scientist.md").write_text(profile_file, encoding="utf-8")
+    namespace: dict = {}
+    exec(compile(_python_block_after("## Customise"), "README.md", "exec"), namespace)
+    assert "data_scientist" in namespace["graph"].get_graph().nodes
+    from specialist_handover.specialists import load_profile_dir
+
+    (profile,) = load_profile_dir(tmp_path / "my-profiles")
+    assert profile.tools == ("workspace",) and profile.marker == "[data scientist]"

@@ -275,6 +275,13 @@ class OfflineChatModel(BaseChatModel):
         convo = [m for m in convo if not _is_package(m)]
         last = convo[-1] if convo else None
         if isinstance(last, ToolMessage):
+            if last.name not in (HANDOVER, FULL_HISTORY, READ_BRIEFING) and message_text(
+                last
+            ).startswith("ERROR"):  # a tool of its own failed: say so, then answer anyway
+                first = sum(isinstance(m, AIMessage) and m.name == name for m in convo) <= 1
+                answer = self._answer(title, profile, package, _last_request(convo), first)
+                note = message_text(last).removeprefix("ERROR: ")
+                return AIMessage(content=f"({last.name} did not work: {note})\n{answer}")
             return AIMessage(content=self._after_tool(title, last, package))
         request = message_text(last) if isinstance(last, HumanMessage) else ""
         if request and GO_BACK.search(request):
@@ -413,6 +420,11 @@ def _arguments_from(request: str, parameters: dict[str, Any]) -> dict[str, Any]:
         else:
             args[key] = quoted.pop(0) if quoted else request
     return args
+
+
+def _last_request(convo: list[BaseMessage]) -> str:
+    asks = [message_text(m) for m in convo if isinstance(m, HumanMessage)]
+    return asks[-1] if asks else ""
 
 
 def _package_message(convo: list[BaseMessage]) -> str:
