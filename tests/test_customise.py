@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage, convert_to_messages
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
 from langgraph.checkpoint.memory import InMemorySaver
@@ -27,7 +27,12 @@ from specialist_handover.nodes.models.offline import OfflineChatModel
 from specialist_handover.specialists import builtin_profiles, resolve_profiles
 from specialist_handover.state import TokenCounter
 from tests.support.graphs import say, state_of
-from tests.support.models import RecordingOfflineModel, ScriptedChatModel, ai_call
+from tests.support.models import (
+    RecordingOfflineModel,
+    ScriptedChatModel,
+    ai_call,
+    model_responder,
+)
 from tests.support.openai_server import OpenAICompatibleServer
 
 REPO = Path(__file__).resolve().parents[1]
@@ -435,19 +440,7 @@ def test_your_own_profile_and_tool_through_chat_openai_over_http(profile_dir, tm
     registry = resolve_profiles(profile_dir)
     offline = OfflineChatModel(profiles=registry)
 
-    def responder(messages: list[dict], tools: list[dict]) -> dict:
-        reply = offline.bind_tools(tools).invoke(convert_to_messages(messages))
-        return {
-            "content": reply.content or None,
-            "tool_calls": [
-                {
-                    "id": c["id"],
-                    "type": "function",
-                    "function": {"name": c["name"], "arguments": json.dumps(c["args"])},
-                }
-                for c in reply.tool_calls
-            ],
-        }
+    responder = model_responder(offline)
 
     root = tmp_path / "project"
     root.mkdir()

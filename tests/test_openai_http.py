@@ -7,57 +7,22 @@ HTTP 400 exactly as OpenAI does, so these runs prove invariant 1 over the wire.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
-from langchain_core.messages import AIMessage, convert_to_messages
+from langchain_core.messages import AIMessage
 from langchain_openai import ChatOpenAI
 from langgraph.checkpoint.memory import InMemorySaver
 
 from specialist_handover.graph import build_graph
 from specialist_handover.nodes.models.offline import OfflineChatModel
+from tests.support.models import model_responder
 from tests.support.openai_server import OpenAICompatibleServer
 
 OFFLINE = OfflineChatModel()
 
 
-def _parsable(messages: list[dict]) -> list[dict]:
-    """The request's messages with unparsable tool-call arguments read as {} (for the model only)."""
-    out = []
-    for m in messages:
-        calls = m.get("tool_calls") or []
-        fixed = []
-        for call in calls:
-            try:
-                json.loads(call["function"]["arguments"])
-                fixed.append(call)
-            except ValueError:
-                fixed.append({**call, "function": {**call["function"], "arguments": "{}"}})
-        out.append({**m, "tool_calls": fixed} if calls else m)
-    return out
-
-
-def offline_responder(messages: list[dict], tools: list[dict]) -> dict:
-    """Answer an OpenAI request with the offline model's reply, in OpenAI's format."""
-    messages = _parsable(messages)
-    reply = (
-        OFFLINE.bind_tools(tools).invoke(convert_to_messages(messages))
-        if tools
-        else OFFLINE.invoke(convert_to_messages(messages))
-    )
-    assert isinstance(reply, AIMessage)
-    return {
-        "content": reply.content or None,
-        "tool_calls": [
-            {
-                "id": call["id"],
-                "type": "function",
-                "function": {"name": call["name"], "arguments": json.dumps(call["args"])},
-            }
-            for call in reply.tool_calls
-        ],
-    }
+offline_responder = model_responder(OFFLINE)
 
 
 @pytest.fixture(scope="module")

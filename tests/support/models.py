@@ -8,12 +8,19 @@ driving the graph through these models also proves that invariant.
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    SystemMessage,
+    ToolMessage,
+    convert_to_messages,
+)
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, Field
@@ -136,3 +143,41 @@ def specialist_tools(profile: str) -> list[Any]:
         make_full_history_tool(counter_for=None, model_for=None),  # type: ignore[arg-type]
         make_read_briefing_tool(specialist=profile, counter_for=None),  # type: ignore[arg-type]
     ]
+
+
+def _parsable(messages: list[dict]) -> list[dict]:
+    """The request's messages with unparsable tool-call arguments read as {} (for the model only)."""
+    out = []
+    for m in messages:
+        calls = m.get("tool_calls") or []
+        fixed = []
+        for call in calls:
+            try:
+                json.loads(call["function"]["arguments"])
+                fixed.append(call)
+            except ValueError:
+                fixed.append({**call, "function": {**call["function"], "arguments": "{}"}})
+        out.append({**m, "tool_calls": fixed} if calls else m)
+    return out
+
+
+def model_responder(model: BaseChatModel) -> Callable[[list[dict], list[dict]], dict]:
+    """An OpenAI-compatible server's responder that answers with `model`'s reply."""
+
+    def respond(messages: list[dict], tools: list[dict]) -> dict:
+        history = convert_to_messages(_parsable(messages))
+        reply = model.bind_tools(tools).invoke(history) if tools else model.invoke(history)
+        assert isinstance(reply, AIMessage)
+        return {
+            "content": reply.content or None,
+            "tool_calls": [
+                {
+                    "id": call["id"],
+                    "type": "function",
+                    "function": {"name": call["name"], "arguments": json.dumps(call["args"])},
+                }
+                for call in reply.tool_calls
+            ],
+        }
+
+    return respond

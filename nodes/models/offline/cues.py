@@ -1,0 +1,162 @@
+"""What the offline model reads in a request: wording cues, profile choice, tool calls.
+
+Deterministic and lexical: regular expressions over the words of the request,
+and each candidate profile's keywords. No model, no network.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ....specialists import ORCHESTRATOR_PROFILE, Profile, builtin_profiles
+from ...history.extractive import ARTIFACT
+from ...tools.names import FULL_HISTORY, HANDOVER, READ_BRIEFING, RETURN
+
+GO_BACK = re.compile(
+    r"\b(back to the orchestrator|go back|return to the orchestrator|hand (it )?back|"
+    r"that'?s all|we'?re done|we are done|switch back)\b",
+    re.I,
+)
+FULL_HISTORY_ASK = re.compile(
+    r"\b(full history|whole conversation|entire conversation|everything we discussed|"
+    r"all the history|full conversation)\b",
+    re.I,
+)
+BRIEFING_ASK = re.compile(
+    r"\b(briefing|what did we decide|previous handovers?|earlier decisions)\b", re.I
+)
+PASS_ON = re.compile(
+    r"\b(ask|hand (this |it )?(over )?to|pass (this |it )?(on )?to|involve|bring in|get)\b", re.I
+)
+TASK_COMPLETE = re.compile(
+    r"\b(and (then )?(come|report) back|report back|when (you'?re|you are) done|once done|"
+    r"and return|then return)\b",
+    re.I,
+)
+AFTER_REPLY = re.compile(r"\b(quick question|quickly|just tell me|one question|briefly)\b", re.I)
+LIST_FILES_ASK = re.compile(
+    r"\b((list|show)( me)? (the |all )?files|what files|which files|map the repo|"
+    r"layout of the (repo|project|codebase))\b",
+    re.I,
+)
+SEARCH_ASK = re.compile(
+    r"\b(where is|where are|find|search for|look for|grep for|who calls)\b", re.I
+)
+QUOTED = re.compile(r"[\"“`']([^\"”`']{2,200})[\"”`']")
+IDENTIFIER = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*(?:_[A-Za-z0-9_]+|\(\))|[a-z]+[A-Z]\w*)")
+WORKSPACE = ("list_files", "read_file", "search_files")
+
+
+def keyword_hits(text: str, profile: Profile) -> list[tuple[int, str]]:
+    """(position, keyword) for each of the profile's keywords found in the text."""
+    lowered = text.lower()
+    hits = []
+    for keyword in profile.keywords:
+        match = re.search(r"(?<![a-z0-9])" + re.escape(keyword) + r"(?![a-z0-9])", lowered)
+        if match:
+            hits.append((match.start(), keyword))
+    return sorted(hits)
+
+
+def named_profiles(text: str, profiles: Mapping[str, Profile]) -> list[str]:
+    """Profiles the text names outright (`security_data_engineer` or `security data engineer`)."""
+    lowered = text.lower()
+    found = []
+    for name, profile in profiles.items():
+        if name in lowered or profile.title in lowered:
+            found.append(
+                (lowered.find(name) if name in lowered else lowered.find(profile.title), name)
+            )
+    return [name for _, name in sorted(found)]
+
+
+def choose_specialist(
+    text: str,
+    *,
+    profiles: Mapping[str, Profile] | None = None,
+    exclude: Sequence[str] = (),
+) -> tuple[str, list[str]] | None:
+    """The best-matching profile for a request and the keywords that matched, or None."""
+    profiles = profiles if profiles is not None else builtin_profiles()
+    candidates = {
+        n: p for n, p in profiles.items() if n != ORCHESTRATOR_PROFILE and n not in exclude
+    }
+    named = named_profiles(text, candidates)
+    if named:
+        return named[0], [candidates[named[0]].title]
+    best: tuple[int, int, str, list[str]] | None = None
+    for name, profile in candidates.items():
+        hits = keyword_hits(text, profile)
+        if not hits:
+            continue
+        score = sum(len(k.split()) for _, k in hits)
+        key = (score, -hits[0][0])
+        if best is None or key > (best[0], best[1]):
+            best = (score, -hits[0][0], name, [k for _, k in hits])
+    return (best[2], best[3]) if best else None
+
+
+def topic_slug(words: list[str]) -> str:
+    text = "-".join(words)
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:48].rstrip("-") or "request"
+
+
+def make_call(name: str, args: dict[str, Any]) -> dict[str, Any]:
+    return {"name": name, "args": args, "id": f"call_{uuid.uuid4().hex[:16]}", "type": "tool_call"}
+
+
+def handover_targets(tools: Sequence[dict[str, Any]]) -> list[str] | None:
+    """The `specialist_profile` enum of a bound handover tool: who this build allows."""
+    for spec in tools:
+        function = spec.get("function") or {}
+        if function.get("name") == HANDOVER:
+            prop = ((function.get("parameters") or {}).get("properties") or {}).get(
+                "specialist_profile"
+            ) or {}
+            enum = prop.get("enum")
+            return [str(n) for n in enum] if isinstance(enum, list) else None
+    return None
+
+
+def tool_for_request(request: str, tools: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
+    """A call to a bound tool the request asks for: a user's tool it names, or a workspace read."""
+    lowered = request.lower()
+    for tool_name, function in tools.items():
+        if tool_name in (HANDOVER, RETURN, FULL_HISTORY, READ_BRIEFING, *WORKSPACE):
+            continue
+        if tool_name.lower() in lowered or tool_name.replace("_", " ").lower() in lowered:
+            return make_call(tool_name, arguments_from(request, function.get("parameters") or {}))
+    paths = ARTIFACT.findall(request)
+    if "read_file" in tools and paths:
+        return make_call("read_file", {"path": paths[0]})
+    if "search_files" in tools and SEARCH_ASK.search(request):
+        quoted = QUOTED.search(request)
+        identifier = IDENTIFIER.search(request)
+        query = quoted.group(1) if quoted else identifier.group(1) if identifier else None
+        if query:
+            return make_call("search_files", {"query": query.removesuffix("()")})
+    if "list_files" in tools and LIST_FILES_ASK.search(request):
+        return make_call("list_files", {})
+    return None
+
+
+def arguments_from(request: str, parameters: dict[str, Any]) -> dict[str, Any]:
+    """Arguments for a user's tool: quoted text for strings, the first number for numbers."""
+    args: dict[str, Any] = {}
+    quoted = [m.group(1) for m in QUOTED.finditer(request)]
+    numbers = re.findall(r"-?\d+(?:\.\d+)?", request)
+    for key in parameters.get("required") or []:
+        kind = ((parameters.get("properties") or {}).get(key) or {}).get("type")
+        if kind in ("integer", "number"):
+            value = numbers.pop(0) if numbers else "0"
+            args[key] = int(float(value)) if kind == "integer" else float(value)
+        elif kind == "boolean":
+            args[key] = False
+        elif kind == "array":
+            args[key] = [quoted.pop(0)] if quoted else []
+        else:
+            args[key] = quoted.pop(0) if quoted else request
+    return args
