@@ -125,7 +125,7 @@ def _returning(reply: AIMessage) -> bool:
     return any(call["name"] == RETURN for call in reply.tool_calls)
 
 
-def make_tool_guard(agent: str, available: Sequence[str]):  # type: ignore[no-untyped-def]
+def make_tool_guard(available: Sequence[str]):  # type: ignore[no-untyped-def]
     """The ToolNode wrapper: unknown tools, failing tools and hand-over-while-returning as ERRORs."""
     names = ", ".join(sorted({*available, HANDOVER}))
 
@@ -229,7 +229,7 @@ def build_agent(
         ToolNode(
             list(tools),
             handle_tool_errors=False,
-            wrap_tool_call=make_tool_guard(agent, tool_names),
+            wrap_tool_call=make_tool_guard(tool_names),
         ),
     )
     builder.add_edge(START, MODEL_NODE)

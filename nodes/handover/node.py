@@ -1,8 +1,9 @@
 """The handover node: builds the stage-1 package into the state, or refuses.
 
 It answers every pending `handover_to_specialist` call of the calling agent
-with exactly one tool message, so the tool-call history stays valid: the first call is carried out or
-refused, any further one in the same message is refused. On success the package
+with exactly one tool message, so the tool-call history stays valid: the first
+call is carried out or refused, any further one in the same message is
+refused. On success the package
 (with its rendering) goes into `state["handover"]`, the briefing entry is
 appended (once per tool-call id, so a resumed crash does not duplicate it), and
 `active_agent` becomes the target. On refusal the caller keeps control and sees
