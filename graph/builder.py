@@ -33,15 +33,17 @@ from ..specialists import (
     resolve_profiles,
 )
 from ..state import ORCHESTRATOR, HandoverContext, HandoverState, InputState, OutputState
+from .compiled import HandoverGraph
 from .routing import (
     HANDOVER_NODE,
+    make_route_after_handover,
     make_route_by_active_agent,
     route_after_orchestrator,
     route_after_specialist,
 )
 
-RECURSION_LIMIT = 400
-"""Supersteps one run may take; max_turns stops every agent long before this."""
+RECURSION_LIMIT = 10_000
+"""A safety net only: max_turns and max_handovers_per_turn end every run long before it."""
 
 ToolsSpec = Mapping[str, Sequence[BaseTool]] | None
 
@@ -53,7 +55,7 @@ def build_graph(
     profiles: ProfilesSpec | ProfileRegistry = None,
     tools: ToolsSpec = None,
     store: BaseStore | None = None,
-) -> CompiledStateGraph:
+) -> HandoverGraph:
     """Compile the handover graph.
 
     - `profiles`: None for the 13 built-ins; a folder of profile files (str or
@@ -114,13 +116,13 @@ def build_graph(
     route_by_active_agent = make_route_by_active_agent(agents)
     builder.add_conditional_edges(START, route_by_active_agent, agents)
     builder.add_conditional_edges(ORCHESTRATOR, route_after_orchestrator, [HANDOVER_NODE, END])
-    builder.add_conditional_edges(HANDOVER_NODE, route_by_active_agent, agents)
+    builder.add_conditional_edges(HANDOVER_NODE, make_route_after_handover(agents), [*agents, END])
     for name in registry.specialists:
         builder.add_conditional_edges(
             name, route_after_specialist, [HANDOVER_NODE, ORCHESTRATOR, END]
         )
     compiled = builder.compile(checkpointer=checkpointer, store=store, name="orchestrator")
-    return compiled.with_config(recursion_limit=RECURSION_LIMIT)
+    return HandoverGraph.wrap(compiled, models).with_config(recursion_limit=RECURSION_LIMIT)
 
 
 def check_tools(tools: ToolsSpec, registry: ProfileRegistry) -> dict[str, list[BaseTool]]:

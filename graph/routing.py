@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from langchain_core.messages import ToolMessage
+from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.graph import END
 
+from ..nodes.handover.node import LOOP_STOPPED
 from ..nodes.history.conversation import last_ai_index, pending_tool_calls
 from ..nodes.tools.names import RETURN
 from ..state import ORCHESTRATOR, HandoverState
@@ -27,6 +28,21 @@ def make_route_by_active_agent(agents: Sequence[str]) -> Router:
         return agent if agent in known else ORCHESTRATOR
 
     return route_by_active_agent
+
+
+def make_route_after_handover(agents: Sequence[str]) -> Router:
+    """After the handover node: to the new specialist, back to the caller, or, when the
+    handovers of this turn were looping, END with the caller's answer to the user."""
+    route_by_active_agent = make_route_by_active_agent(agents)
+
+    def route_after_handover(state: HandoverState) -> str:
+        messages = state.get("messages", [])
+        last = messages[-1] if messages else None
+        if isinstance(last, AIMessage) and last.response_metadata.get(LOOP_STOPPED):
+            return END
+        return route_by_active_agent(state)
+
+    return route_after_handover
 
 
 def route_after_orchestrator(state: HandoverState) -> str:

@@ -2,6 +2,7 @@
 
 from .agent import AgentState
 from .context import HandoverContext, coerce_context
+from .messages import InputError, add_messages_safely, check_input
 from .schema import (
     ORCHESTRATOR,
     RETURN_CONDITIONS,
@@ -34,10 +35,13 @@ __all__ = [
     "HandoverContext",
     "HandoverRecord",
     "HandoverState",
+    "InputError",
     "InputState",
     "OutputState",
     "TokenCounter",
+    "add_messages_safely",
     "append_trail",
+    "check_input",
     "coerce_context",
     "count_message_tokens",
     "count_tokens",

@@ -17,6 +17,10 @@ def _default_model() -> str:
     return "openai:gpt-4o-mini" if os.environ.get("OPENAI_API_KEY") else "offline"
 
 
+UPPER_BOUNDS = {"max_turns": 100, "max_handovers_per_turn": 20, "model_attempts": 10}
+"""Bounds that keep every run finite (the graph's recursion limit is sized for them)."""
+
+
 @dataclass
 class HandoverContext:
     """Per-run settings (LangGraph `context_schema`); every field has a default.
@@ -63,6 +67,24 @@ class HandoverContext:
         default=50000,
         metadata={"description": "Cap of request_full_history (stage 2), compacted when over."},
     )
+    max_handovers_per_turn: int = field(
+        default=3,
+        metadata={
+            "description": "Handovers one user turn may make, returns included; one more is "
+            "refused as a loop and the turn ends with an answer."
+        },
+    )
+    model_attempts: int = field(
+        default=3,
+        metadata={
+            "description": "Attempts per model call on transient errors (HTTP 429/5xx, "
+            "timeouts, connection errors), with backoff and jitter."
+        },
+    )
+    max_input_tokens: int = field(
+        default=32000,
+        metadata={"description": "Largest user message accepted; a larger one is refused."},
+    )
 
     def validated(self) -> HandoverContext:
         """Resolve the environment defaults; raise ValueError naming a field that cannot work."""
@@ -78,10 +100,16 @@ class HandoverContext:
             "max_handover_depth",
             "max_turns",
             "full_history_max_tokens",
+            "max_handovers_per_turn",
+            "model_attempts",
+            "max_input_tokens",
         ):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        for name, most in UPPER_BOUNDS.items():
+            if getattr(self, name) > most:
+                raise ValueError(f"{name} must be at most {most}, got {getattr(self, name)!r}")
         if (
             not isinstance(self.include_recent_turns, int)
             or isinstance(self.include_recent_turns, bool)

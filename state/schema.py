@@ -10,8 +10,9 @@ from __future__ import annotations
 from typing import Annotated, Literal, NotRequired
 
 from langchain_core.messages import AnyMessage
-from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
+
+from .messages import add_messages_safely
 
 ORCHESTRATOR = "orchestrator"
 """Node name and `active_agent` value of the orchestrator (profile a0_software_orchestrator)."""
@@ -71,22 +72,24 @@ class ActiveHandover(TypedDict, total=False):
 class InputState(TypedDict):
     """What a user sends: messages."""
 
-    messages: Annotated[list[AnyMessage], add_messages]
+    messages: Annotated[list[AnyMessage], add_messages_safely]
 
 
 class OutputState(TypedDict):
     """What a user reads back: the messages and who holds the conversation."""
 
-    messages: Annotated[list[AnyMessage], add_messages]
+    messages: Annotated[list[AnyMessage], add_messages_safely]
     active_agent: str
 
 
 class HandoverState(TypedDict, total=False):
     """The whole graph state."""
 
-    messages: Annotated[list[AnyMessage], add_messages]
+    messages: Annotated[list[AnyMessage], add_messages_safely]
     active_agent: str
     handover: ActiveHandover | None
     handover_depth: int
     handovers: Annotated[list[HandoverRecord], append_trail]
     agent_turns: int
+    turn_trail: list[str]
+    """The hops of the current user turn (`orchestrator -> hacker`, `hacker <- returned`)."""

@@ -203,6 +203,15 @@ class TokenCounter:
         """Tokens in plain text (special-token strings are counted as ordinary text)."""
         return len(self.encoding.encode(text, disallowed_special=()))
 
+    def exceeds(self, text: str, limit: int) -> bool:
+        """True when `text` holds more than `limit` tokens; encodes only as much as it must."""
+        if len(text) * 4 <= limit:  # a token is at least one UTF-8 byte
+            return False
+        probe = (limit + 2) * PROBE_CHARS_PER_TOKEN
+        if len(text) > probe and self.count_text(text[:probe]) > limit + 1:
+            return True
+        return self.count_text(text) > limit
+
     def decode_prefix(self, ids: list[int]) -> str:
         """Decode token ids, dropping a character cut in half at the end."""
         return self.encoding.decode_bytes(ids).decode("utf-8", errors="ignore")

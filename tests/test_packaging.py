@@ -84,4 +84,4 @@ def test_a_users_own_graph_module_does_not_clash_with_ours(tmp_path):
         env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["CompiledStateGraph", "1"]
+    assert done.stdout.split() == ["HandoverGraph", "1"]

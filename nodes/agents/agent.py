@@ -11,9 +11,11 @@ a row, with a clear message instead of a runaway loop.
 
 Every request the model receives has a valid tool-call history: each
 assistant tool call is answered by exactly one tool message before anything
-else. Calls that cannot run are answered here with an `ERROR:` the model can
-act on: unparsable arguments (at the model step, then the model tries again),
-unknown tool names and failing tools (at the tool step).
+else. A reply is made safe before it is stored (`replies.py`: unique ids,
+valid names), and calls that cannot run are answered with an `ERROR:` the
+model can act on: unparsable or non-object arguments (at the model step, then
+the model tries again), unknown tool names and failing tools (at the tool
+step). Transient model errors are retried with backoff (`retry.py`).
 """
 
 from __future__ import annotations
@@ -38,7 +40,10 @@ from ...specialists import Profile
 from ...state import AgentState, HandoverContext, coerce_context
 from ..briefing.writer import now_utc
 from ..history.conversation import valid_tool_history
+from ..tools.agent_tools import CONVERSATION_KEY
 from ..tools.names import HANDOVER, RETURN
+from .replies import invoke_readably, make_reply_safe, unparsable_answers, used_call_ids
+from .retry import MODEL_RETRY, is_transient, model_failure
 
 MODEL_NODE = "model"
 TOOLS_NODE = "tools"
@@ -90,24 +95,6 @@ def _error(call: dict[str, Any], content: str) -> ToolMessage:
         id=f"tool-{uuid.uuid4().hex}",
         status="error",
     )
-
-
-def _answer_unparsable(reply: AIMessage) -> tuple[AIMessage, list[ToolMessage]]:
-    """Drop calls without an id (they cannot be answered); answer unparsable ones with ERROR."""
-    if any(not bad.get("id") for bad in reply.invalid_tool_calls):
-        kept = [bad for bad in reply.invalid_tool_calls if bad.get("id")]
-        reply = reply.model_copy(update={"invalid_tool_calls": kept})
-    # OpenAI still receives these as tool calls, so each needs its answer
-    answers = [
-        _error(
-            bad,
-            f"ERROR: the call to {bad.get('name') or 'a tool'} could not be read "
-            f"({bad.get('error') or 'invalid JSON arguments'}); call it again with valid JSON "
-            "arguments.",
-        )
-        for bad in reply.invalid_tool_calls
-    ]
-    return reply, answers
 
 
 def _last_reply(state: AgentState) -> AIMessage | None:
@@ -171,15 +158,28 @@ def build_agent(
             return {"messages": [stop_message(agent, profile, calls, ctx.max_turns)]}
         model = model_for(ctx)
         bound = model.bind_tools(bound_specs) if bound_specs else model
+        history = [*(state.get("view") or []), *(state.get("messages") or [])]
         request = [
             SystemMessage(content=state.get("system_prompt") or profile.prompt),
-            *valid_tool_history([*(state.get("view") or []), *(state.get("messages") or [])]),
+            *valid_tool_history(history),
         ]
-        reply = bound.invoke(request, config)
-        if not isinstance(reply, AIMessage):
-            reply = AIMessage(content=str(getattr(reply, "content", reply)))
-        reply, answers = _answer_unparsable(tag_reply(reply, agent, profile))
-        return {"messages": [reply, *answers], "model_calls": calls + 1}
+        try:
+            reply = invoke_readably(bound, request, config)
+        except GraphBubbleUp:
+            raise
+        except Exception as exc:  # retried when transient; else a clear error naming who and where
+            info = runtime.execution_info
+            raise model_failure(
+                agent=agent,
+                model=model,
+                exc=exc,
+                attempt=info.node_attempt if info is not None else 1,
+                attempts=ctx.model_attempts if is_transient(exc) else 1,
+            ) from exc
+        conversation = (config.get("configurable") or {}).get(CONVERSATION_KEY) or []
+        taken = used_call_ids(history) | used_call_ids(conversation)
+        reply = make_reply_safe(tag_reply(reply, agent, profile), taken)
+        return {"messages": [reply, *unparsable_answers(reply)], "model_calls": calls + 1}
 
     def after_model(state: AgentState) -> Any:
         reply = _last_reply(state)
@@ -223,6 +223,7 @@ def build_agent(
         MODEL_NODE,
         call_model,
         metadata={"agent": agent, "persona_marker": profile.marker},
+        retry_policy=MODEL_RETRY,
     )
     builder.add_node(
         TOOLS_NODE,

@@ -53,11 +53,8 @@ def make_orchestrator_node(profile: Profile, agent: CompiledStateGraph):  # type
         coerce_context(runtime.context)  # a context that cannot work fails here, by name
         messages = state.get("messages", [])
         start, window = window_of_turns(messages, WINDOW_USER_TURNS)
-        turns = (
-            0
-            if messages and isinstance(messages[-1], HumanMessage)
-            else state.get("agent_turns", 0)
-        )
+        new_user_turn = bool(messages) and isinstance(messages[-1], HumanMessage)
+        turns = 0 if new_user_turn else state.get("agent_turns", 0)
         if state.get("active_agent", ORCHESTRATOR) != ORCHESTRATOR:
             turns = 0  # control just came back
         added, calls = run_agent(
@@ -68,11 +65,14 @@ def make_orchestrator_node(profile: Profile, agent: CompiledStateGraph):  # type
             conversation=messages,
             config=config,
         )
-        return {
+        update: dict[str, Any] = {
             "messages": added,
             "active_agent": ORCHESTRATOR,
             "agent_turns": calls,
             "handover_depth": 0,
         }
+        if new_user_turn:
+            update["turn_trail"] = []  # a new user turn: its handovers are counted afresh
+        return update
 
     return orchestrator

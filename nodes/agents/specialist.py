@@ -18,7 +18,7 @@ from langgraph.runtime import Runtime
 
 from ...specialists import Profile
 from ...state import RETURN_CONDITIONS, HandoverContext, HandoverState, coerce_context
-from ..handover.trail import return_update
+from ..handover.trail import return_hop, return_update
 from ..history.conversation import messages_since, own_view
 from ..tools.names import HANDOVER, RETURN
 from .run import run_agent
@@ -82,6 +82,9 @@ def make_specialist_node(profile: Profile, agent: CompiledStateGraph):  # type: 
             config=config,
         )
         update: dict[str, Any] = {"messages": added, "agent_turns": calls}
+        trail = [] if new_user_turn else list(state.get("turn_trail") or [])
+        if new_user_turn:
+            update["turn_trail"] = trail
         condition = handover.get("root_return_condition") or handover.get("return_condition")
         summary = returned_summary(added)
         last = next((m for m in reversed(added) if isinstance(m, AIMessage)), None)
@@ -96,6 +99,7 @@ def make_specialist_node(profile: Profile, agent: CompiledStateGraph):  # type: 
         else:
             return update  # user_request: the specialist keeps the conversation
         update.update(return_update(name, handover, reason))
+        update["turn_trail"] = [*trail, return_hop(name)]
         return update
 
     specialist.__name__ = name

@@ -2,11 +2,25 @@
 
 Every path is opened relative to a directory descriptor with O_NOFOLLOW, so a
 topic can never steer a write outside the handover folder and a symlinked
-`.a0proj`, `handover` folder or briefing file is refused, not followed. An
-entry is written with one `write` under an exclusive `flock`, after checking
+`.a0proj`, `handover` folder or briefing file is refused, not followed. A
+briefing file with more than one hard link (a link planted at the predicted
+path to a file elsewhere) is refused too: its link count is checked right after
+opening and again under the lock, before anything is written or its mode changed.
+
+Modes: a briefing file this call creates is 0600, and an `.a0proj` or `handover`
+folder this call creates is 0700 (set again with fchmod after creation, so
+neither the umask nor a default ACL decides them). A folder that already existed
+keeps its mode: it may be the user's own `.a0proj` holding other state. An
+existing briefing file wider than 0600 is tightened (its group, other, execute
+and special bits are cleared) once it is locked, before the id check and any
+write; the tightening stays even if the append then fails.
+
+An entry is written with one `write` under an exclusive `flock`, after checking
 that its handover id is not in the file already (a resumed crash must not
-append it twice). A failed append removes what this call created and leaves
-the file as it was.
+append it twice). All text is encoded to UTF-8 before anything is touched, so
+text that cannot be encoded (a lone surrogate) fails with nothing created. A
+failed append removes what this call created and leaves the file's bytes as
+they were.
 """
 
 from __future__ import annotations
@@ -23,6 +37,10 @@ from datetime import UTC, datetime
 STATE_DIR = ".a0proj"
 HANDOVER_DIR = "handover"
 MAX_SLUG_LENGTH = 64
+FILE_MODE = 0o600
+"""Mode of a briefing file (an existing one wider than this is tightened)."""
+DIR_MODE = 0o700
+"""Mode of an `.a0proj` / `handover` folder the writer creates."""
 _ID_MARKER = "<!-- handover-id: {} -->"
 
 
@@ -107,11 +125,13 @@ def render_entry(
 
 
 def _open_dir(name: str, dir_fd: int | None, *, create: bool, created: list[str]) -> int:
-    """Open (and maybe create) one folder below dir_fd, refusing symlinks."""
+    """Open (and maybe create, 0700) one folder below dir_fd, refusing symlinks."""
+    made = False
     if create:
         try:
-            os.mkdir(name, 0o755, dir_fd=dir_fd)
+            os.mkdir(name, DIR_MODE, dir_fd=dir_fd)
             created.append(name)
+            made = True
         except FileExistsError:
             pass
     try:
@@ -122,7 +142,16 @@ def _open_dir(name: str, dir_fd: int | None, *, create: bool, created: list[str]
         raise BriefingError(f"refusing to write through a symlink: {name!r} is a symbolic link")
     if not stat.S_ISDIR(st.st_mode):
         raise BriefingError(f"failed to append briefing file: {name!r} is not a directory")
-    return os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dir_fd)
+    fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dir_fd)
+    if made:
+        # the umask (or a default ACL) may have changed the mode mkdir asked for;
+        # only a folder this call made is set: an existing one is the user's
+        try:
+            os.fchmod(fd, DIR_MODE)
+        except BaseException:
+            os.close(fd)
+            raise
+    return fd
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -132,6 +161,29 @@ def _write_all(fd: int, data: bytes) -> None:
         if written <= 0:
             raise OSError(errno.EIO, "write returned no progress")
         view = view[written:]
+
+
+def _utf8(what: str, text: str, path: str) -> bytes:
+    """`text` as UTF-8, or a BriefingError naming the lone surrogate (before any file is touched)."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise BriefingError(
+            f"failed to append briefing file {path}: the {what} is not valid text "
+            f"(it holds a lone surrogate at position {exc.start})"
+        ) from exc
+
+
+def _check_path_text(what: str, text: str) -> None:
+    """A path part the OS can take: no NUL, and encodable (surrogate-escaped bytes allowed)."""
+    try:
+        os.fsencode(text)
+    except UnicodeEncodeError as exc:
+        raise BriefingError(
+            f"invalid {what} {text!r}: it holds a lone surrogate at position {exc.start}"
+        ) from exc
+    if "\x00" in text:
+        raise BriefingError(f"invalid {what} {text!r}: it holds a NUL byte")
 
 
 def append_briefing(
@@ -149,7 +201,15 @@ def append_briefing(
     """
     if "/" in filename or filename in ("", ".", "..") or "\x00" in filename:
         raise BriefingError(f"invalid briefing file name {filename!r}")
+    _check_path_text("briefing file name", filename)
+    _check_path_text("project root", project_root)
     path = os.path.join(briefing_dir(project_root), filename)
+    # encode everything first: a text that cannot be written must not create anything
+    data = _Data(
+        header=_utf8("header", header, path),
+        entry=_utf8("entry", entry, path),
+        marker=_utf8("handover id", _ID_MARKER.format(handover_id), path),
+    )
     created_dirs: list[str] = []
     fds: list[int] = []
     root_fd = state_fd = hand_fd = -1
@@ -161,13 +221,14 @@ def append_briefing(
             fds.append(state_fd)
             hand_fd = _open_dir(HANDOVER_DIR, state_fd, create=True, created=created_dirs)
             fds.append(hand_fd)
-            return _append_locked(hand_fd, filename, path, header, entry, handover_id)
+            return _append_locked(hand_fd, filename, path, data)
         except OSError as exc:
             raise BriefingError(
                 f"failed to append briefing file {path}: {exc.strerror or exc}"
             ) from exc
-    except BriefingError:
-        # leave nothing behind: remove the folders this call made (if still empty)
+    except BaseException:
+        # leave nothing behind, whatever failed: remove the folders this call made
+        # (if still empty)
         if HANDOVER_DIR in created_dirs and state_fd >= 0:
             _quiet(lambda: os.rmdir(HANDOVER_DIR, dir_fd=state_fd))
         if STATE_DIR in created_dirs and root_fd >= 0:
@@ -178,6 +239,15 @@ def append_briefing(
             _quiet(lambda fd=fd: os.close(fd))
 
 
+@dataclass(frozen=True)
+class _Data:
+    """The encoded texts of one append."""
+
+    header: bytes
+    entry: bytes
+    marker: bytes
+
+
 def _quiet(action) -> None:  # type: ignore[no-untyped-def]
     try:
         action()
@@ -185,25 +255,29 @@ def _quiet(action) -> None:  # type: ignore[no-untyped-def]
         pass
 
 
-def _append_locked(
-    hand_fd: int, filename: str, path: str, header: str, entry: str, handover_id: str
-) -> BriefingResult:
+def _append_locked(hand_fd: int, filename: str, path: str, data: _Data) -> BriefingResult:
     # a file another process created and then removed on its own failed write is gone
     # once we hold the lock (no links left): open the path again and retry
     for _attempt in range(5):
-        result = _append_once(hand_fd, filename, path, header, entry, handover_id)
+        result = _append_once(hand_fd, filename, path, data)
         if result is not None:
             return result
     raise BriefingError(f"failed to append briefing file {path}: the file kept disappearing")
 
 
-def _append_once(
-    hand_fd: int, filename: str, path: str, header: str, entry: str, handover_id: str
-) -> BriefingResult | None:
+def _refuse_hard_link(st: os.stat_result, path: str) -> None:
+    """A regular file with another name somewhere (maybe outside .a0proj/) is not written."""
+    if st.st_nlink > 1:
+        raise BriefingError(
+            f"refusing to write through a hard link: {path} has {st.st_nlink} links"
+        )
+
+
+def _append_once(hand_fd: int, filename: str, path: str, data: _Data) -> BriefingResult | None:
     flags = os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
     created = False
     try:
-        fd = os.open(filename, flags | os.O_CREAT | os.O_EXCL, 0o644, dir_fd=hand_fd)
+        fd = os.open(filename, flags | os.O_CREAT | os.O_EXCL, FILE_MODE, dir_fd=hand_fd)
         created = True
     except FileExistsError:
         try:
@@ -215,25 +289,29 @@ def _append_once(
                 ) from exc
             raise
     try:
+        if created:
+            os.fchmod(fd, FILE_MODE)  # whatever the umask or a default ACL made of it
+        _refuse_hard_link(os.fstat(fd), path)  # before waiting on someone else's lock
         fcntl.flock(fd, fcntl.LOCK_EX)
         st = os.fstat(fd)
         if st.st_nlink == 0:
             return None  # unlinked while we waited for the lock
         if not stat.S_ISREG(st.st_mode):
             raise BriefingError(f"failed to append briefing file {path}: not a regular file")
+        _refuse_hard_link(st, path)  # a link made while we waited for the lock
+        mode = stat.S_IMODE(st.st_mode)
+        if mode & ~FILE_MODE:
+            os.fchmod(fd, mode & FILE_MODE)
         size_before = st.st_size
-        marker = _ID_MARKER.format(handover_id).encode()
-        if size_before and marker in os.pread(fd, size_before, 0):
+        if size_before and data.marker in os.pread(fd, size_before, 0):
             return BriefingResult(path, not created, created, size_before, appended=False)
-        data = ((header if size_before == 0 else "") + entry).encode("utf-8")
+        payload = (data.header if size_before == 0 else b"") + data.entry
         try:
-            _write_all(fd, data)
+            _write_all(fd, payload)
             os.fsync(fd)
-        except OSError:
+        except BaseException:
             # roll back our own partial bytes; never touch what was there before
             _quiet(lambda: os.ftruncate(fd, size_before))
-            if created and size_before == 0:
-                _quiet(lambda: os.unlink(filename, dir_fd=hand_fd))
             raise
         return BriefingResult(
             path,
@@ -242,8 +320,26 @@ def _append_once(
             size_bytes=os.fstat(fd).st_size,
             appended=True,
         )
+    except BaseException:
+        if created:
+            _remove_if_still_empty(hand_fd, filename, fd)
+        raise
     finally:
         os.close(fd)  # closing releases the flock
+
+
+def _remove_if_still_empty(hand_fd: int, filename: str, fd: int) -> None:
+    """Unlink the file this call created if nobody wrote to it and the name is still it."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # no other writer is mid-append (we may hold it already)
+        st = os.fstat(fd)
+        if st.st_size != 0 or st.st_nlink == 0:
+            return  # another writer's entry is in it, or it is gone already
+        named = os.stat(filename, dir_fd=hand_fd, follow_symlinks=False)
+        if (named.st_dev, named.st_ino) == (st.st_dev, st.st_ino):
+            os.unlink(filename, dir_fd=hand_fd)
+    except OSError:
+        pass
 
 
 def briefing_header(specialist: str, topic_slug: str) -> str:

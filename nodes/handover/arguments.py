@@ -5,7 +5,9 @@
 graph supplies itself: recent turns, project root and the budgets, so a model
 never copies text or invents paths), the defaults and the validation all read
 its fields. Validation is our own rather than pydantic's so that every mistake
-comes back as one exact `ERROR: ...` sentence an agent can act on.
+comes back as one exact `ERROR: ...` sentence an agent can act on. Every text
+argument and every (kept) list item must be encodable as UTF-8: a lone surrogate
+is refused here, before any file or folder is created.
 """
 
 from __future__ import annotations
@@ -90,6 +92,17 @@ class HandoverRefused(Exception):
     """Carries an `ERROR: ...` text out of validation."""
 
 
+def _utf8(label: str, value: str) -> None:
+    """Refuse text that cannot be written as UTF-8 (a lone surrogate), before any file exists."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise HandoverRefused(
+            f"ERROR: {label} is not valid text (it holds a lone surrogate at position "
+            f"{exc.start}); send UTF-8 text"
+        ) from None
+
+
 def _text(name: str, value: Any, *, required: bool = False) -> str:
     if value is None:
         value = ""
@@ -97,6 +110,7 @@ def _text(name: str, value: Any, *, required: bool = False) -> str:
         raise HandoverRefused(
             f"ERROR: {name} must be a string, got {type(value).__name__} {value!r:.60}"
         )
+    _utf8(name, value)
     if required and not value.strip():
         raise HandoverRefused(f"ERROR: {name} is required")
     return value
@@ -105,8 +119,10 @@ def _text(name: str, value: Any, *, required: bool = False) -> str:
 def _strings(name: str, value: Any, keep_last: int | None = None) -> list[str]:
     """A list of strings; with `keep_last`, only its last items are kept (and checked).
 
-    Trimming before checking keeps the cost flat when a caller passes the whole
-    conversation as recent_turns: the dropped turns are never looked at.
+    Each kept item must be encodable as UTF-8 (no lone surrogate). Trimming
+    before checking keeps the cost flat when a caller passes the whole
+    conversation as recent_turns: the dropped turns are never looked at (they
+    reach no package and no file).
     """
     if value is None:
         return []
@@ -121,6 +137,7 @@ def _strings(name: str, value: Any, keep_last: int | None = None) -> list[str]:
             raise HandoverRefused(
                 f"ERROR: {name}[{start + offset}] must be a string, got {type(item).__name__}"
             )
+        _utf8(f"{name}[{start + offset}]", item)
     return list(kept)
 
 

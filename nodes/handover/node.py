@@ -17,7 +17,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from langchain_core.messages import ToolMessage
+from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.runtime import Runtime
 
 from ...specialists import ORCHESTRATOR_PROFILE, ProfileRegistry
@@ -26,7 +26,7 @@ from ..history.conversation import last_ai_index, pending_tool_calls, recent_tur
 from ..tools.names import HANDOVER
 from .arguments import MODEL_ARGUMENTS
 from .tool import PACKAGE_KEYS, HandoverOutcome, perform_handover
-from .trail import return_update, trail_record
+from .trail import handover_hop, handovers_in, return_hop, return_update, trail_record
 
 CounterFor = Callable[[str, HandoverContext], TokenCounter]
 """(profile, context) -> the token counter of the model that profile's agent uses."""
@@ -37,11 +37,23 @@ def _profile_of(agent: str) -> str:
 
 
 def _answer(call: dict[str, Any], content: str, message_id: str | None = None) -> ToolMessage:
+    """The tool result for a handover call: a refusal (`ERROR: ...`) carries status "error"."""
     return ToolMessage(
         content=content,
         tool_call_id=call["id"],
         name=call["name"],
         id=message_id or f"tool-{uuid.uuid4().hex}",
+        status="error" if content.startswith("ERROR") else "success",
+    )
+
+
+def loop_refusal(trail: list[str], target: str, caller: str, most: int) -> str:
+    """The ERROR for one handover too many in a user turn, naming the loop."""
+    path = ", ".join([*trail, f"{caller} -> {target} (refused)"])
+    return (
+        f"ERROR: handover loop refused: this user turn already made {handovers_in(trail)} "
+        f"handovers (max_handovers_per_turn={most}): {path}. Answer the user with what you "
+        "have instead of handing over again."
     )
 
 
@@ -113,8 +125,17 @@ def run_handover(
     refusal = check_handover(
         caller=caller, target=target, chain=chain, depth=depth, max_depth=ctx.max_handover_depth
     )
+    trail = list(state.get("turn_trail") or [])
     if refusal is None and target == ORCHESTRATOR_PROFILE:
-        return _return_to_orchestrator(caller, call, args, current, answers)
+        return _return_to_orchestrator(caller, call, args, current, answers, trail)
+    if refusal is None and handovers_in(trail) >= ctx.max_handovers_per_turn:
+        return _stop_the_loop(
+            caller,
+            call,
+            answers,
+            loop_refusal(trail, str(target), caller, ctx.max_handovers_per_turn),
+            profiles,
+        )
     outcome: HandoverOutcome | str = refusal or perform_handover(
         {
             **args,
@@ -170,6 +191,7 @@ def run_handover(
         "handover": new_handover,
         "handover_depth": depth + 1,
         "agent_turns": 0,
+        "turn_trail": [*trail, handover_hop(caller, package["specialist"])],
         "handovers": [
             trail_record(
                 "handover",
@@ -186,10 +208,46 @@ def run_handover(
 
 
 def _return_to_orchestrator(
-    caller: str, call: dict, args: dict, current: dict, answers: list
+    caller: str, call: dict, args: dict, current: dict, answers: list, trail: list[str]
 ) -> dict[str, Any]:
     reason = str(args.get("summary") or args.get("handover_reason") or "handed back")
     return {
         "messages": [_answer(call, "Returned to the orchestrator."), *answers],
         **return_update(caller, current, reason),
+        "turn_trail": [*trail, return_hop(caller)],
+    }
+
+
+LOOP_STOPPED = "handover_loop_stopped"
+"""Metadata flag of the answer that ends a turn whose handovers were looping."""
+
+
+def _stop_the_loop(
+    caller: str, call: dict, answers: list, refusal: str, profiles: ProfileRegistry
+) -> dict[str, Any]:
+    """Refuse the handover, and end the turn with an answer to the user from the caller."""
+    profile = profiles[_profile_of(caller)]
+    answer = AIMessage(
+        content=f"⚠️ I stopped handing this over: {refusal.removeprefix('ERROR: ')} "
+        "Tell me how you would like to go on, and I'll take it from here.",
+        name=caller,
+        id=f"msg-{uuid.uuid4().hex}",
+        response_metadata={
+            "persona_marker": profile.marker,
+            "persona_emoji": profile.emoji,
+            LOOP_STOPPED: True,
+        },
+    )
+    return {
+        "messages": [_answer(call, refusal), *answers, answer],
+        "handovers": [
+            trail_record(
+                "refused",
+                from_agent=caller,
+                to_agent=str(call.get("args", {}).get("specialist_profile")),
+                reason=str(call.get("args", {}).get("handover_reason") or ""),
+                topic=str(call.get("args", {}).get("topic") or ""),
+                error=refusal,
+            )
+        ],
     }

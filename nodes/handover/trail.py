@@ -1,4 +1,10 @@
-"""Entries of the handover trail (the state's append-only `handovers` list)."""
+"""The handover trail (the state's append-only `handovers`) and the current turn's hops.
+
+`turn_trail` lists the hops of the current user turn, returns included; the
+agent that takes a new user message starts it afresh. The handover node counts
+its handovers against `max_handovers_per_turn`, so a model that keeps handing
+the same task back and forth is stopped however often control returns.
+"""
 
 from __future__ import annotations
 
@@ -55,6 +61,21 @@ def return_update(agent: str, handover: dict[str, Any], reason: str) -> dict[str
             )
         ],
     }
+
+
+def handover_hop(caller: str, target: str) -> str:
+    """One hop of the turn trail."""
+    return f"{caller} -> {target}"
+
+
+def return_hop(agent: str) -> str:
+    """A return in the turn trail."""
+    return f"{agent} -> {ORCHESTRATOR} (returned)"
+
+
+def handovers_in(trail: list[str]) -> int:
+    """How many of the turn's hops were handovers (returns are hops, not handovers)."""
+    return sum(1 for hop in trail if not hop.endswith("(returned)"))
 
 
 def describe_trail(records: list[HandoverRecord], limit: int = 8) -> str:

@@ -89,6 +89,10 @@ class ModelChoice:
             return self.spec.get(profile, self.spec.get("default"))
         return None
 
+    def uses_context_model(self) -> bool:
+        """Whether some agent of this build talks to the model the run context names."""
+        return any(self.fixed(name) is None for name in self.profiles)
+
     def model_for(self, profile: str, ctx: HandoverContext) -> BaseChatModel:
         """The chat model `profile`'s agent talks to in this run."""
         return self.fixed(profile) or model_from_string(ctx.model, profiles=self.profiles)

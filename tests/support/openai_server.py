@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["OpenAICompatibleServer", "Responder", "validate_chat_request"]
+__all__ = ["HTTPFault", "OpenAICompatibleServer", "Responder", "validate_chat_request"]
 
 Responder = Callable[[list[dict], list[dict]], dict]
 """``(messages, tools) -> {"content": str | None, "tool_calls": [...]}`` (tool_calls optional)."""
@@ -38,6 +38,15 @@ MISSING_KEY_ERROR = (
     "using Bearer auth (i.e. Authorization: Bearer YOUR_KEY)."
 )
 MODEL_ID = "gpt-4o"
+
+
+class HTTPFault(Exception):
+    """Raised by a responder to answer with an HTTP error (429, 500, 503 ...) instead of a reply."""
+
+    def __init__(self, status: int, message: str = "fault injected by the test") -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
 
 
 class RequestError(Exception):
@@ -266,6 +275,8 @@ class _Handler(BaseHTTPRequestHandler):
             return self._error(400, exc.message, exc.param)
         try:
             message = _normalize_reply(owner.responder(body["messages"], body.get("tools") or []))
+        except HTTPFault as fault:
+            return self._error(fault.status, fault.message, None)
         except Exception as exc:  # responder bugs must surface as 500s, not hangs
             owner._record(owner.errors, exc)
             return self._error(500, f"Responder failed: {type(exc).__name__}: {exc}", None)

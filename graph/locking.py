@@ -1,0 +1,144 @@
+"""One writer per thread: a second run on the same thread waits its turn, or fails clearly.
+
+LangGraph resolves concurrent runs on one thread optimistically: each starts
+from the latest checkpoint and the last to finish wins, so a turn can vanish
+without an error. Runs of this graph hold a per-thread lock instead: a
+`threading.Lock` within the process and, when the checkpointer is a SQLite
+file, an `flock` on `<file>.locks/<hash of the thread id>.lock` across
+processes. A run that cannot get the lock within `WAIT_SECONDS` fails with
+`ThreadBusyError`, and nothing of it is stored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fcntl
+import hashlib
+import os
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from typing import Any
+
+WAIT_SECONDS = 120.0
+POLL_SECONDS = 0.02
+
+_registry_lock = threading.Lock()
+_locks: dict[tuple[str, str], threading.Lock] = {}
+_held = threading.local()
+
+
+class ThreadBusyError(RuntimeError):
+    """Another run holds this conversation thread; nothing of this run was stored."""
+
+
+def sqlite_file(checkpointer: Any) -> str | None:
+    """The database file of a sync SQLite checkpointer (None for memory or other savers)."""
+    conn = getattr(checkpointer, "conn", None)
+    execute = getattr(conn, "execute", None)
+    if execute is None or type(checkpointer).__name__ != "SqliteSaver":
+        return None
+    try:
+        rows = execute("PRAGMA database_list").fetchall()
+    except Exception:  # noqa: BLE001 - a closed or odd connection just gets the in-process lock
+        return None
+    path = next((row[2] for row in rows if row[1] == "main"), "")
+    return os.path.abspath(path) if path else None
+
+
+def _thread_key(checkpointer: Any, config: Any) -> tuple[str, str] | None:
+    thread_id = ((config or {}).get("configurable") or {}).get("thread_id")
+    if checkpointer is None or thread_id is None:
+        return None
+    return (sqlite_file(checkpointer) or f"memory:{id(checkpointer)}", str(thread_id))
+
+
+def _lock_for(key: tuple[str, str]) -> threading.Lock:
+    with _registry_lock:
+        return _locks.setdefault(key, threading.Lock())
+
+
+def _busy(key: tuple[str, str], waited: float) -> ThreadBusyError:
+    return ThreadBusyError(
+        f"thread {key[1]!r} is busy: another run on it did not finish within {waited:.0f} s; "
+        "nothing of this run was stored. Try again when it is done."
+    )
+
+
+def _open_lock_file(key: tuple[str, str]) -> int | None:
+    store = key[0]
+    if store.startswith("memory:"):
+        return None
+    folder = f"{store}.locks"
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    name = hashlib.sha256(key[1].encode("utf-8", "surrogatepass")).hexdigest()[:40]
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+    return os.open(os.path.join(folder, f"{name}.lock"), flags, 0o600)
+
+
+def _try_flock(fd: int) -> bool:
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except BlockingIOError:
+        return False
+
+
+@contextmanager
+def one_writer(checkpointer: Any, config: Any, wait: float = WAIT_SECONDS) -> Iterator[None]:
+    """Hold the thread's lock for a run (re-entrant within one OS thread)."""
+    key = _thread_key(checkpointer, config)
+    held: set = _held.__dict__.setdefault("keys", set())
+    if key is None or key in held:
+        yield
+        return
+    start = time.monotonic()
+    lock = _lock_for(key)
+    if not lock.acquire(timeout=wait):
+        raise _busy(key, wait)
+    fd = None
+    try:
+        fd = _open_lock_file(key)
+        while fd is not None and not _try_flock(fd):
+            if time.monotonic() - start > wait:
+                raise _busy(key, wait)
+            time.sleep(POLL_SECONDS)
+        held.add(key)
+        try:
+            yield
+        finally:
+            held.discard(key)
+    finally:
+        if fd is not None:
+            os.close(fd)  # closing releases the flock
+        lock.release()
+
+
+@asynccontextmanager
+async def one_writer_async(
+    checkpointer: Any, config: Any, wait: float = WAIT_SECONDS
+) -> AsyncIterator[None]:
+    """Hold the thread's lock for an async run, waiting without blocking the event loop."""
+    key = _thread_key(checkpointer, config)
+    if key is None:
+        yield
+        return
+    start = time.monotonic()
+    lock = _lock_for(key)
+    while not lock.acquire(blocking=False):
+        if time.monotonic() - start > wait:
+            raise _busy(key, wait)
+        await asyncio.sleep(POLL_SECONDS)
+    fd = None
+    try:
+        fd = _open_lock_file(key)
+        while fd is not None and not _try_flock(fd):
+            if time.monotonic() - start > wait:
+                raise _busy(key, wait)
+            await asyncio.sleep(POLL_SECONDS)
+        yield
+    finally:
+        if fd is not None:
+            os.close(fd)
+        lock.release()
