@@ -19,11 +19,13 @@ from typing import Any, TextIO
 from langchain_core.messages import AIMessage, ToolMessage
 
 from ..nodes.history.conversation import message_text
+from ..nodes.models.resolve import model_from_string
 from ..specialists import ORCHESTRATOR_PROFILE, ProfileFileError, ProfileRegistry, resolve_profiles
 from ..state import ORCHESTRATOR, HandoverContext
 from .builder import build_graph
 from .session import (
     default_checkpoint_path,
+    has_unfinished_step,
     run_turn,
     sqlite_checkpointer,
     thread_config,
@@ -79,7 +81,12 @@ class Printer:
 
     def __call__(self, node: str, update: dict[str, Any]) -> None:
         if node == "resume":
-            self.say("♻️  Resuming the step a previous run left unfinished.")
+            pending = update.get("pending")
+            self.say(
+                f"♻️  Resuming the unfinished turn of: {pending[:80]!r}"
+                if pending
+                else "♻️  Resuming the step a previous run left unfinished."
+            )
             return
         records = update.get("handovers") or []
         for record in records:
@@ -165,6 +172,9 @@ def _parser() -> argparse.ArgumentParser:
         "request_full_history (capped and compacted), a chain of two specialists, a return",
     )
     sub.add_parser("trail", parents=[common], help="print a thread's handovers")
+    sub.add_parser(
+        "resume", parents=[common], help="finish a turn a failure or crash left unfinished"
+    )
     sub.add_parser("profiles", parents=[common], help="list the specialists of this build")
     return parser
 
@@ -216,6 +226,16 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int
         return 2
     if args.command == "profiles":
         return _print_profiles(profiles, out)
+    if args.command not in ("trail",):
+        try:  # the provider must resolve and have its key before a message is stored
+            model_from_string(ctx.model, profiles=profiles)
+        except Exception as exc:  # noqa: BLE001 - any reason the model cannot be made
+            print(
+                f"handover: error: the model {ctx.model!r} cannot be used: "
+                f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
+                file=sys.stderr,
+            )
+            return 2
     if not os.path.isdir(ctx.project_root):
         print(
             f"handover: error: project root {ctx.project_root!r} is not a folder", file=sys.stderr
@@ -244,18 +264,38 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int
         printer.say("\ninterrupted; the conversation is saved and continues on the next run")
         return 130
     except Exception as exc:  # a model or network failure: a message, not a traceback
-        print(
-            f"handover: error: {type(exc).__name__}: {exc}\n"
-            f"The conversation is saved; run the same command again to continue thread {thread!r}.",
-            file=sys.stderr,
-        )
+        print(failure_advice(graph, thread, exc), file=sys.stderr)
         return 1
     return 0
+
+
+def failure_advice(graph, thread: str, exc: BaseException, *, in_chat: bool = False) -> str:  # type: ignore[no-untyped-def]
+    """The error, and what to do next: resume the stored turn, or try again (nothing stored)."""
+    text = f"handover: error: {type(exc).__name__}: {exc}"
+    try:
+        stored = has_unfinished_step(graph, thread_config(thread))
+    except Exception:  # noqa: BLE001 - the advice must not fail too
+        stored = False
+    if stored and in_chat:
+        return f"{text}\nYour message is saved; type 'resume' to finish its turn."
+    if stored:
+        return (
+            f"{text}\nYour message is saved and its turn is unfinished. `handover resume --thread "
+            f"{thread}` finishes it (running the same `handover run` again does too, without "
+            "sending the message twice)."
+        )
+    return f"{text}\nNothing of this turn was stored; fix the cause and send it again."
 
 
 def _run_command(args, graph, thread: str, ctx: HandoverContext, printer: Printer) -> None:  # type: ignore[no-untyped-def]
     if args.command == "run":
         _turn(graph, args.message, thread, ctx, printer)
+    elif args.command == "resume":
+        if not has_unfinished_step(graph, thread_config(thread)):
+            printer.say(f"Nothing to resume on thread {thread!r}.")
+            return
+        values = run_turn(graph, None, thread_id=thread, context=ctx, on_event=printer)
+        printer.say(f"   (next message goes to: {values.get('active_agent', ORCHESTRATOR)})")
     elif args.command == "demo":
         printer.say(
             "This demo plays a scripted conversation. You talk to the orchestrator; when a "
@@ -288,7 +328,10 @@ def _turn(graph, text: str, thread: str, ctx: HandoverContext, printer: Printer)
 
 
 def _chat(graph, thread: str, ctx: HandoverContext, printer: Printer) -> None:  # type: ignore[no-untyped-def]
-    printer.say("Type a message (Ctrl-D or 'exit' to leave, 'trail' for the handovers).")
+    printer.say(
+        "Type a message (Ctrl-D or 'exit' to leave, 'trail' for the handovers, 'resume' to "
+        "finish a turn that failed)."
+    )
     # finish a step a crash left unfinished before the first new message
     run_turn(graph, None, thread_id=thread, context=ctx, on_event=printer)
     while True:
@@ -303,7 +346,12 @@ def _chat(graph, thread: str, ctx: HandoverContext, printer: Printer) -> None:  
             _print_trail(graph, thread, printer)
             continue
         if text:
-            values = run_turn(graph, text, thread_id=thread, context=ctx, on_event=printer)
+            message = None if text == "resume" else text
+            try:
+                values = run_turn(graph, message, thread_id=thread, context=ctx, on_event=printer)
+            except Exception as exc:  # keep the chat going; say what happened and what to do
+                printer.say(failure_advice(graph, thread, exc, in_chat=True))
+                continue
             printer.say(f"   (next message goes to: {values.get('active_agent', ORCHESTRATOR)})")
 
 

@@ -20,6 +20,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from ..nodes.briefing.writer import STATE_DIR
 from ..state import HandoverContext
+from .locking import one_writer
 
 CHECKPOINT_FILE = "checkpoints.sqlite"
 
@@ -36,7 +37,10 @@ def sqlite_checkpointer(path: str) -> SqliteSaver:
     folder = os.path.dirname(os.path.abspath(path))
     if os.path.islink(folder):
         raise ValueError(f"refusing to keep checkpoints in a symlinked folder: {folder}")
-    os.makedirs(folder, exist_ok=True)
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    # owner-only: the conversation is in there
+    os.close(os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600))
+    os.chmod(path, 0o600)
     conn = sqlite3.connect(path, check_same_thread=False)
     saver = SqliteSaver(conn)
     saver.setup()
@@ -54,6 +58,15 @@ def has_unfinished_step(graph: CompiledStateGraph, config: dict[str, Any]) -> bo
     return bool(snapshot.next or snapshot.tasks)
 
 
+def pending_message(snapshot: Any) -> str | None:
+    """The text of a user message the thread stores but has not answered yet, if any."""
+    messages = (snapshot.values or {}).get("messages") or []
+    if messages and isinstance(messages[-1], HumanMessage):
+        content = messages[-1].content
+        return content if isinstance(content, str) else None
+    return None
+
+
 def stream_turn(
     graph: CompiledStateGraph,
     text: str | None,
@@ -61,13 +74,23 @@ def stream_turn(
     thread_id: str,
     context: HandoverContext,
 ) -> Iterator[Event]:
-    """Resume anything unfinished, then run one user turn; yield (node, update) events."""
+    """Resume anything unfinished, then run one user turn; yield (node, update) events.
+
+    When the unfinished step was this very message (a run that failed before
+    answering it), resuming answers it and the message is not sent twice.
+    """
     config = thread_config(thread_id)
-    if has_unfinished_step(graph, config):
-        yield ("resume", {})
-        yield from _updates(graph, None, config, context)
-    if text is not None:
-        yield from _updates(graph, {"messages": [HumanMessage(content=text)]}, config, context)
+    with one_writer(graph.checkpointer, config):  # resume and send as one run of the thread
+        snapshot = graph.get_state(config)
+        if snapshot.next or snapshot.tasks:
+            pending = pending_message(snapshot)
+            yield ("resume", {"pending": pending})
+            yield from _updates(graph, None, config, context)
+            if text is not None and text == pending:
+                return
+        if text is not None:
+            message = HumanMessage(content=text)
+            yield from _updates(graph, {"messages": [message]}, config, context)
 
 
 def _updates(graph, payload, config, context) -> Iterator[Event]:  # type: ignore[no-untyped-def]

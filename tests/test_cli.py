@@ -114,15 +114,38 @@ def test_deep_demo_shows_stage_2_a_chain_and_a_return(root):
     assert "🧭 [orchestrator] Back with the orchestrator." in text
 
 
-def test_a_model_that_cannot_be_used_is_an_error_message_not_a_traceback(root, capsys):
+def test_a_model_that_cannot_be_used_is_refused_before_the_message_is_stored(root, capsys):
     code, _ = run_cli("run", "hello", "--model", "nosuch:model", "--thread", "m")
-    assert code == 1
+    assert code == 2
     err = capsys.readouterr().err
-    assert err.startswith("handover: error: ValueError:") and "nosuch" in err
+    assert err.startswith("handover: error: the model 'nosuch:model' cannot be used:")
     assert "Traceback" not in err
-    # the thread is not broken: the same thread works with a usable model
+    # nothing was stored, so the same command with a usable model stores "hello" once
     code, text = run_cli("run", "hello", "--model", "offline", "--thread", "m")
     assert code == 0 and "🧭 [orchestrator]" in text
+    code, trail = run_cli("trail", "--thread", "m")
+    from specialist_handover import build_graph
+    from specialist_handover.graph.session import sqlite_checkpointer, thread_config
+
+    graph = build_graph(
+        checkpointer=sqlite_checkpointer(str(root / ".a0proj" / "checkpoints.sqlite"))
+    )
+    asked = [
+        m.content
+        for m in graph.get_state(thread_config("m")).values["messages"]
+        if m.type == "human"
+    ]
+    assert asked == ["hello"]
+
+
+def test_an_openai_model_without_a_key_is_refused_before_the_message_is_stored(
+    root, capsys, monkeypatch
+):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    code, _ = run_cli("run", "hello", "--model", "openai:gpt-4o", "--thread", "k")
+    assert code == 2
+    assert "the model 'openai:gpt-4o' cannot be used" in capsys.readouterr().err
+    assert not (root / ".a0proj" / "checkpoints.sqlite").exists()  # nothing stored
 
 
 def test_chat_reads_messages_until_exit(root):

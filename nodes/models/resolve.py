@@ -9,6 +9,7 @@ OPENAI_BASE_URL). Token counts follow the model an agent actually uses.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Mapping
 from typing import Any
@@ -22,14 +23,14 @@ ModelSpec = BaseChatModel | Mapping[str, BaseChatModel] | None
 
 OFFLINE = "offline"
 
-_cache: dict[tuple[str, int], BaseChatModel] = {}
+_cache: dict[tuple[Any, ...], BaseChatModel] = {}
 _lock = threading.Lock()
 
 
 def model_from_string(spec: str, *, profiles: ProfileRegistry | None = None) -> BaseChatModel:
     """`offline` -> the built-in model (knowing these profiles); else `init_chat_model` (cached)."""
     spec = (spec or OFFLINE).strip()
-    key = (spec, id(profiles) if spec == OFFLINE else 0)
+    key = (spec, id(profiles)) if spec == OFFLINE else (spec, _client_environment())
     with _lock:
         if key not in _cache:
             if spec == OFFLINE:
@@ -37,10 +38,32 @@ def model_from_string(spec: str, *, profiles: ProfileRegistry | None = None) -> 
 
                 _cache[key] = OfflineChatModel(profiles=profiles)
             else:
-                from langchain.chat_models import init_chat_model
-
-                _cache[key] = init_chat_model(spec)
+                _cache[key] = _init_without_client_retries(spec)
         return _cache[key]
+
+
+def _init_without_client_retries(spec: str) -> BaseChatModel:
+    """`init_chat_model(spec)`, with the client's own retries off where it has them: the
+    graph retries transient errors itself (the run context's `model_attempts`)."""
+    from langchain.chat_models import init_chat_model
+
+    try:
+        return init_chat_model(spec, max_retries=0)
+    except (TypeError, ValueError) as exc:
+        if "max_retries" not in str(exc):
+            raise
+        return init_chat_model(spec)
+
+
+def _client_environment() -> tuple[tuple[str, str], ...]:
+    """The environment a client reads its URL and key from: a change makes a new client."""
+    return tuple(
+        sorted(
+            (name, value)
+            for name, value in os.environ.items()
+            if name.endswith(("_API_KEY", "_BASE_URL", "_API_BASE", "_ENDPOINT"))
+        )
+    )
 
 
 def check_model_spec(model: Any, profiles: ProfileRegistry) -> ModelSpec:
