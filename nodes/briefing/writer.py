@@ -106,8 +106,12 @@ def render_entry(
     return_condition: str,
     estimated_tokens: int,
     max_context_tokens: int,
+    redacted: dict[str, int] | None = None,
 ) -> str:
-    """One Markdown entry: the package as handed over, never the chat history."""
+    """One Markdown entry: the package as handed over, never the chat history.
+
+    `redacted` (kind -> count) says how many secrets were replaced before the write.
+    """
     turns = "\n".join(f"> {_escape(turn)}".replace("\n", "\n> ") for turn in recent_turns)
     return (
         f"\n## Handover {when.astimezone(UTC):%Y-%m-%dT%H:%M:%SZ} → {specialist}\n"
@@ -116,12 +120,21 @@ def render_entry(
         f"- **From:** {_escape(from_agent) or '(caller not given)'}\n"
         f"- **Reason:** {_escape(reason).strip() or '(no reason given)'}\n"
         f"- **Return condition:** {return_condition}\n"
-        f"- **Package tokens:** {estimated_tokens} / {max_context_tokens}\n\n"
+        f"- **Package tokens:** {estimated_tokens} / {max_context_tokens}\n"
+        f"- **Secrets redacted:** {_redaction_line(redacted or {})}\n\n"
         f"### Summary\n\n{_escape(summary).strip() or '(no summary)'}\n\n"
         f"### Recent turns\n\n{turns or '(none)'}\n\n"
         f"### Decisions\n\n{_bullets(decisions)}\n\n"
         f"### Artifacts\n\n{_bullets(artifacts)}\n"
     )
+
+
+def _redaction_line(redacted: dict[str, int]) -> str:
+    total = sum(redacted.values())
+    if not total:
+        return "none"
+    kinds = ", ".join(f"{kind}: {count}" for kind, count in sorted(redacted.items()))
+    return f"{total} ({kinds})"
 
 
 def _open_dir(name: str, dir_fd: int | None, *, create: bool, created: list[str]) -> int:

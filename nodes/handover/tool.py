@@ -17,6 +17,7 @@ from langchain_core.tools import StructuredTool
 
 from ...specialists import ProfileRegistry, builtin_profiles, persona_marker
 from ...state import TokenCounter, token_counter
+from ..briefing.redact import redact, redact_all
 from ..briefing.writer import (
     BriefingError,
     append_briefing,
@@ -53,6 +54,27 @@ class HandoverOutcome:
         return "\n".join([json.dumps(self.result, ensure_ascii=False), *self.warnings])
 
 
+def redact_values(values: dict[str, Any]) -> dict[str, int]:
+    """Replace secrets in the validated package text in place; return how many of each kind.
+
+    Runs after validation, so only the recent turns the package keeps are read.
+    """
+    counts: dict[str, int] = {}
+
+    def add(found: dict[str, int]) -> None:
+        for kind, n in found.items():
+            counts[kind] = counts.get(kind, 0) + n
+
+    for name in ("summary", "reason"):
+        result = redact(values[name])
+        values[name] = result.text
+        add(result.counts)
+    for name in ("recent_turns", "decisions", "artifacts"):
+        values[name], found = redact_all(values[name])
+        add(found)
+    return counts
+
+
 def content_handover_id(values: dict[str, Any], when: datetime) -> str:
     """A stable id from the package's content and date (used when no tool-call id is given)."""
     canonical = json.dumps(
@@ -77,7 +99,13 @@ def perform_handover(
     """
     try:
         profiles = profiles if profiles is not None else builtin_profiles()
+        topic = redact(args["topic"]) if isinstance(args.get("topic"), str) else None
+        if topic is not None:  # a secret must not become a file name either
+            args = {**args, "topic": topic.text}
         values = validate_arguments(args, profiles)
+        redacted = redact_values(values)
+        for kind, n in (topic.counts if topic is not None else {}).items():
+            redacted[kind] = redacted.get(kind, 0) + n
         when = when or now_utc()
         counter = counter or token_counter()
         filename = briefing_filename(values["specialist"], values["topic"], when)
@@ -112,6 +140,7 @@ def perform_handover(
             return_condition=values["return_condition"],
             estimated_tokens=package["estimated_tokens"],
             max_context_tokens=values["max_context_tokens"],
+            redacted=redacted,
         )
         try:
             briefing = append_briefing(
@@ -124,6 +153,7 @@ def perform_handover(
         except BriefingError as exc:
             return f"ERROR: {exc}"
         package["handover_id"] = handover_id
+        package["redacted"] = redacted
         return _outcome(values, package, briefing, handover_id)
     except HandoverRefused as refused:
         return str(refused)
@@ -158,6 +188,13 @@ def _outcome(values, package, briefing, handover_id) -> HandoverOutcome:  # type
             "or fewer recent turns."
         )
     warnings.extend(package["notes"])
+    if package.get("redacted"):
+        total = sum(package["redacted"].values())
+        kinds = ", ".join(f"{k}: {n}" for k, n in sorted(package["redacted"].items()))
+        warnings.append(
+            f"NOTE: {total} secret{'s' if total != 1 else ''} redacted from the package and "
+            f"the briefing ({kinds})."
+        )
     if package["notes"]:
         result["notes"] = package["notes"]
     return HandoverOutcome(result=result, package=package, warnings=warnings)
