@@ -21,7 +21,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 from ..nodes.history.conversation import message_text
 from ..nodes.models.resolve import model_from_string
 from ..specialists import ORCHESTRATOR_PROFILE, ProfileFileError, ProfileRegistry, resolve_profiles
-from ..state import ORCHESTRATOR, HandoverContext
+from ..state import ORCHESTRATOR, HandoverContext, InputError
 from .builder import build_graph
 from .session import (
     default_checkpoint_path,
@@ -263,6 +263,9 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int
     except KeyboardInterrupt:
         printer.say("\ninterrupted; the conversation is saved and continues on the next run")
         return 130
+    except InputError as exc:  # refused before anything was stored
+        print(f"handover: error: {exc}", file=sys.stderr)
+        return 2
     except Exception as exc:  # a model or network failure: a message, not a traceback
         print(failure_advice(graph, thread, exc), file=sys.stderr)
         return 1

@@ -92,7 +92,7 @@ class HandoverContext:
             if not isinstance(getattr(self, name), str):
                 raise ValueError(f"{name} must be a string, got {getattr(self, name)!r}")
         self.project_root = self.project_root or _default_project_root()
-        self.model = self.model or _default_model()
+        self.model = self.model.strip() or _default_model()  # blank means the default
         if not os.path.isabs(self.project_root):
             raise ValueError(f"project_root must be absolute, got {self.project_root!r}")
         for name in (

@@ -302,3 +302,13 @@ def test_async_runs_with_an_async_checkpointer(ctx, tmp_path):
     assert values["messages"][-1].content == "Three."
     assert ("test_debug_engineer", ["tools"]) in steps
     check_tool_history(values["messages"])
+
+
+def test_the_model_step_retries_transient_errors_with_backoff_and_jitter():
+    from specialist_handover.nodes.agents.retry import MODEL_RETRY, TransientModelError
+
+    assert MODEL_RETRY.jitter and MODEL_RETRY.backoff_factor > 1
+    assert MODEL_RETRY.initial_interval >= 1 and MODEL_RETRY.retry_on is TransientModelError
+    for name, agent in build_graph().get_subgraphs():
+        assert tuple(agent.nodes["model"].retry_policy) == (MODEL_RETRY,), name
+        assert not agent.nodes["tools"].retry_policy  # tools are not retried: they may act

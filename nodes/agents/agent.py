@@ -157,14 +157,13 @@ def build_agent(
         if calls >= ctx.max_turns:
             return {"messages": [stop_message(agent, profile, calls, ctx.max_turns)]}
         model = model_for(ctx)
-        bound = model.bind_tools(bound_specs) if bound_specs else model
         history = [*(state.get("view") or []), *(state.get("messages") or [])]
         request = [
             SystemMessage(content=state.get("system_prompt") or profile.prompt),
             *valid_tool_history(history),
         ]
         try:
-            reply = invoke_readably(bound, request, config)
+            reply = invoke_readably(model, bound_specs, request, config)
         except GraphBubbleUp:
             raise
         except Exception as exc:  # retried when transient; else a clear error naming who and where

@@ -16,6 +16,7 @@ import uuid
 from collections.abc import Iterable
 from typing import Any
 
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage, message_chunk_to_message
 from pydantic import ValidationError
 
@@ -72,7 +73,7 @@ def make_reply_safe(reply: AIMessage, taken: set[str]) -> AIMessage:
             invalid.append(_invalid(fixed, args, "the arguments are not a JSON object"))
     for bad in reply.invalid_tool_calls:
         fixed = {**bad, "id": unique(bad.get("id")), "name": safe_tool_name(bad.get("name"))}
-        invalid.append(_invalid(fixed, bad.get("args"), bad.get("error")))
+        invalid.append(_invalid(fixed, bad.get("args"), bad.get("error") or _why(bad.get("args"))))
     changed = calls != list(reply.tool_calls) or invalid != list(reply.invalid_tool_calls)
     if not changed:
         return reply
@@ -96,6 +97,17 @@ def _invalid(call: dict[str, Any], args: Any, error: Any) -> dict[str, Any]:
         "args": args,
         "error": error if isinstance(error, str) else None,
     }
+
+
+def _why(args: Any) -> str:
+    """Why arguments a client could not use are unusable: not JSON, or JSON but not an object."""
+    try:
+        parsed = json.loads(args) if isinstance(args, str) else args
+    except ValueError:
+        return "the arguments are not valid JSON"
+    if isinstance(parsed, dict):
+        return "the arguments could not be used"
+    return "the arguments are not a JSON object"
 
 
 def unparsable_answers(reply: AIMessage) -> list[ToolMessage]:
@@ -129,16 +141,28 @@ def is_unreadable_tool_call(exc: BaseException) -> bool:
     return any("tool_calls" in [str(p) for p in err.get("loc", ())] for err in exc.errors())
 
 
-def invoke_readably(bound: Any, request: list[BaseMessage], config: Any) -> AIMessage:
-    """Invoke the model; when its client cannot parse the reply's tool calls, ask once more,
-    streaming, where LangChain keeps such calls as invalid ones instead of failing."""
+def _streaming(model: BaseChatModel) -> BaseChatModel:
+    """The same model with streaming switched on, whatever the instance said."""
+    fields = type(model).model_fields
+    update = {k: v for k, v in (("streaming", True), ("disable_streaming", False)) if k in fields}
+    return model.model_copy(update=update) if update else model
+
+
+def invoke_readably(
+    model: BaseChatModel, tools: list[Any], request: list[BaseMessage], config: Any
+) -> AIMessage:
+    """Invoke the model bound to `tools`; when its client cannot parse the reply's tool calls,
+    ask once more, streaming, where LangChain keeps such calls as invalid ones instead."""
+    bound = model.bind_tools(tools) if tools else model
     try:
         reply = bound.invoke(request, config)
     except ValidationError as exc:
         if not is_unreadable_tool_call(exc):
             raise
+        streaming = _streaming(model)
+        rebound = streaming.bind_tools(tools) if tools else streaming
         reply = None
-        for chunk in bound.stream(request, config):
+        for chunk in rebound.stream(request, config):
             reply = chunk if reply is None else reply + chunk
         if reply is None:
             raise

@@ -29,7 +29,7 @@ _lock = threading.Lock()
 
 def model_from_string(spec: str, *, profiles: ProfileRegistry | None = None) -> BaseChatModel:
     """`offline` -> the built-in model (knowing these profiles); else `init_chat_model` (cached)."""
-    spec = (spec or OFFLINE).strip()
+    spec = (spec or "").strip() or OFFLINE
     key = (spec, id(profiles)) if spec == OFFLINE else (spec, _client_environment())
     with _lock:
         if key not in _cache:
