@@ -13,16 +13,29 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .graph import build_graph
+    from .graph.locking import ThreadBusyError
+    from .nodes.agents.retry import ModelUnavailableError
     from .specialists import Profile, ProfileFileError
-    from .state import HandoverContext
+    from .state import HandoverContext, InputError
 
-__all__ = ["HandoverContext", "Profile", "ProfileFileError", "build_graph"]
+__all__ = [
+    "HandoverContext",
+    "InputError",
+    "ModelUnavailableError",
+    "Profile",
+    "ProfileFileError",
+    "ThreadBusyError",
+    "build_graph",
+]
 
 _EXPORTS = {
     "build_graph": ".graph",
     "HandoverContext": ".state",
+    "InputError": ".state",
+    "ModelUnavailableError": ".nodes.agents.retry",
     "Profile": ".specialists",
     "ProfileFileError": ".specialists",
+    "ThreadBusyError": ".graph.locking",
 }
 
 

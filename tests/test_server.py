@@ -487,3 +487,28 @@ def test_context_value_of_the_wrong_kind_is_an_error_naming_the_field(
     assert error.startswith(f"ValueError: {field} must be "), error
     assert repr(value) in error, error
     assert not (root / ".a0proj").exists()
+
+
+@pytest.mark.parametrize(
+    "bad, error",
+    [
+        ({"messages": [{"role": "bogus", "content": "x"}]}, "messages[0] is not a chat message"),
+        ({"messages": [None]}, "messages[0] is None"),
+        ({"messages": [{"role": "user", "content": "word " * 40_000}]}, "over max_input_tokens"),
+    ],
+)
+def test_bad_input_over_http_fails_the_run_and_stores_nothing(
+    client, assistant_id, ctx, bad, error
+):
+    """Over the SDK too: the run ends in error naming the problem; the thread is unchanged."""
+    thread_id = new_thread(client)
+    say(client, thread_id, assistant_id, "Hello there", ctx)
+    before = client.threads.get_state(thread_id)
+    out = client.runs.wait(thread_id, assistant_id, input=bad, context=ctx, raise_error=False)
+    assert out["__error__"]["error"] == "InputError", out
+    assert error in out["__error__"]["message"] and "Traceback" not in out["__error__"]["message"]
+    assert sorted(run_statuses(client, thread_id)) == ["error", "success"]
+    after = client.threads.get_state(thread_id)
+    assert after["values"]["messages"] == before["values"]["messages"]
+    out = say(client, thread_id, assistant_id, "And now?", ctx)
+    assert out["messages"][-2]["content"] == "And now?"
