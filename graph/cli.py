@@ -5,12 +5,16 @@ handover chat [--thread ID]        # interactive
 handover run "message" [--thread ID]
 handover trail [--thread ID]       # the thread's handovers with tokens and briefing paths
 handover profiles                  # the specialists of this build (built-ins plus --profiles DIR)
+
+Checkpoints go to `--checkpointer` (default HANDOVER_CHECKPOINTER, else the SQLite file
+<root>/.a0proj/checkpoints.sqlite): a SQLite file path or a postgresql:// URL.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import sqlite3
 import sys
 import uuid
 from collections.abc import Sequence
@@ -24,10 +28,14 @@ from ..specialists import ORCHESTRATOR_PROFILE, ProfileFileError, ProfileRegistr
 from ..state import ORCHESTRATOR, HandoverContext, InputError
 from .builder import build_graph
 from .session import (
-    default_checkpoint_path,
+    CheckpointerError,
+    CheckpointerSpecError,
+    close_checkpointer,
+    describe_checkpointer,
     has_unfinished_step,
+    is_postgres_url,
+    open_checkpointer,
     run_turn,
-    sqlite_checkpointer,
     thread_config,
 )
 
@@ -144,8 +152,19 @@ def _parser() -> argparse.ArgumentParser:
         help="absolute project folder (default: HANDOVER_PROJECT_ROOT or the working directory)",
     )
     common.add_argument("--model", default=None, help="'offline' or an init_chat_model string")
-    common.add_argument(
-        "--db", default=None, help="SQLite checkpoint file (default: <root>/.a0proj/...)"
+    store = common.add_mutually_exclusive_group()
+    store.add_argument(
+        "--checkpointer",
+        default=None,
+        metavar="PATH_OR_URL",
+        help="where checkpoints go: a SQLite file path or a postgresql://user:password@host:port/"
+        "dbname URL (default: HANDOVER_CHECKPOINTER, else <root>/.a0proj/checkpoints.sqlite)",
+    )
+    store.add_argument(
+        "--db",
+        default=None,
+        help="SQLite checkpoint file, the same as --checkpointer PATH "
+        "(default: <root>/.a0proj/checkpoints.sqlite)",
     )
     common.add_argument(
         "--profiles",
@@ -241,12 +260,30 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int
             f"handover: error: project root {ctx.project_root!r} is not a folder", file=sys.stderr
         )
         return 2
-    db = args.db or default_checkpoint_path(ctx.project_root)
+    spec = checkpointer_spec(args)
+    where = describe_checkpointer(spec, project_root=ctx.project_root)
     try:
-        checkpointer = sqlite_checkpointer(db)
-    except (OSError, ValueError) as exc:
-        print(f"handover: error: cannot open checkpoint file {db}: {exc}", file=sys.stderr)
+        checkpointer = open_checkpointer(spec, project_root=ctx.project_root)
+    except (OSError, ValueError, CheckpointerError, sqlite3.Error) as exc:
+        if is_postgres_url(spec) or isinstance(exc, (CheckpointerSpecError, CheckpointerError)):
+            print(f"handover: error: {exc}", file=sys.stderr)  # names the value, no password
+        else:
+            print(f"handover: error: cannot open checkpoint file {where}: {exc}", file=sys.stderr)
         return 2
+    try:
+        return _main_with(args, ctx, profiles, checkpointer, where, out)
+    finally:
+        close_checkpointer(checkpointer)
+
+
+def checkpointer_spec(args: argparse.Namespace) -> str | None:
+    """--checkpointer, else --db (a SQLite path), else HANDOVER_CHECKPOINTER, else None."""
+    return args.checkpointer or args.db or os.environ.get("HANDOVER_CHECKPOINTER") or None
+
+
+def _main_with(  # type: ignore[no-untyped-def]
+    args: argparse.Namespace, ctx: HandoverContext, profiles, checkpointer, where: str, out: TextIO
+) -> int:
     try:
         graph = build_graph(checkpointer=checkpointer, profiles=profiles)
     except (ProfileFileError, ValueError) as exc:
@@ -257,7 +294,7 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int
     if args.command == "trail":
         return _print_trail(graph, thread, printer)
     printer.say(_model_banner(ctx))
-    printer.say(f"Thread: {thread}   checkpoints: {db}")
+    printer.say(f"Thread: {thread}   checkpoints: {where}")
     try:
         _run_command(args, graph, thread, ctx, printer)
     except KeyboardInterrupt:

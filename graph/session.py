@@ -5,26 +5,35 @@ finishes a step a crash left unfinished (docs/ARCHITECTURE.md, invariant 8: a st
 saved shows in `get_state().tasks` but not in `.next`, and sending new input
 instead of resuming would drop them), then sends the new message with
 `durability="sync"` so a killed run resumes without losing a step.
+
+`open_checkpointer` picks the store from one string: nothing for the default
+SQLite file, a path for another SQLite file, or a `postgresql://` URL for
+PostgreSQL (`PostgresSaver`, from the optional `postgres` extra).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 from collections.abc import Callable, Iterator
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph.state import CompiledStateGraph
 
 from ..nodes.briefing.writer import STATE_DIR
-from ..state import HandoverContext
+from ..state import HandoverContext, HandoverState
 from .locking import one_writer
 
 CHECKPOINT_FILE = "checkpoints.sqlite"
 
 Event = tuple[str, dict[str, Any]]
+
+STATE_KEYS = list(HandoverState.__annotations__)
+"""Every state key: what `run_turn` returns, as `get_state().values` would."""
 
 
 def default_checkpoint_path(project_root: str) -> str:
@@ -45,6 +54,182 @@ def sqlite_checkpointer(path: str) -> SqliteSaver:
     saver = SqliteSaver(conn)
     saver.setup()
     return saver
+
+
+POSTGRES_SCHEMES = ("postgresql", "postgres")
+POSTGRES_EXTRA_HINT = 'pip install "specialist-handover[postgres]"'
+ACCEPTED_CHECKPOINTERS = (
+    "nothing (the SQLite file <project_root>/.a0proj/checkpoints.sqlite), "
+    "a SQLite file path, or a postgresql://user:password@host:port/dbname URL"
+)
+POSTGRES_CONNECT_TIMEOUT = 10  # seconds, unless the URL sets connect_timeout
+# pg_advisory_lock(classid, objid): one process at a time creates the tables of a fresh database
+_SETUP_LOCK = (0x68616E64, 1)  # "hand", 1
+
+
+class CheckpointerError(RuntimeError):
+    """The checkpointer cannot be opened: a missing optional extra or an unreachable server."""
+
+
+class CheckpointerSpecError(ValueError):
+    """The value names no checkpointer we can open (an unknown scheme, a malformed URL)."""
+
+
+def is_postgres_url(spec: str | None) -> bool:
+    """True for `postgresql://...` and `postgres://...`."""
+    scheme = (spec or "").strip().split("://", 1)[0].lower() if "://" in (spec or "") else ""
+    return scheme in POSTGRES_SCHEMES
+
+
+def redact_url(url: str) -> str:
+    """The URL with its password (and any `password=` query value) replaced by `***`."""
+    try:
+        parts = urlsplit(url)
+        netloc = parts.netloc
+        if "@" in netloc:
+            userinfo, _, hostport = netloc.rpartition("@")
+            if ":" in userinfo:
+                userinfo = userinfo.split(":", 1)[0] + ":***"
+            netloc = f"{userinfo}@{hostport}"
+        query = re.sub(r"(?i)(^|&)(password=)[^&]*", r"\1\2***", parts.query)
+        return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+    except ValueError:  # unparsable: show only the scheme, never what might be a secret
+        return url.split("://", 1)[0] + "://***"
+
+
+def _check_spec(spec: str) -> None:
+    """ValueError unless `spec` is a Postgres URL or something that can only be a file path."""
+    if "://" in spec and not is_postgres_url(spec):
+        scheme = spec.split("://", 1)[0]
+        raise CheckpointerSpecError(
+            f"unsupported checkpointer {redact_url(spec)!r} (scheme {scheme!r}); "
+            f"accepted: {ACCEPTED_CHECKPOINTERS}"
+        )
+    looks_like = re.match(r"(?i)^(postgres(ql)?:|\w+\s*=)", spec)
+    if "://" not in spec and looks_like:  # `postgresql:x` or a libpq `host=... dbname=...` string
+        raise CheckpointerSpecError(
+            f"unsupported checkpointer {spec.split('=', 1)[0]!r}...: a PostgreSQL server is "
+            f"given as a URL; accepted: {ACCEPTED_CHECKPOINTERS}"
+        )
+
+
+def describe_checkpointer(spec: str | None, *, project_root: str) -> str:
+    """What `open_checkpointer(spec, ...)` uses, safe to print (no password)."""
+    spec = (spec or "").strip()
+    if not spec:
+        return default_checkpoint_path(project_root)
+    if is_postgres_url(spec):
+        return f"PostgreSQL {redact_url(spec)}"
+    return spec
+
+
+def open_checkpointer(spec: str | None, *, project_root: str) -> Any:
+    """The checkpointer `spec` names, ready to use (its tables created).
+
+    - None or "": the SQLite file `<project_root>/.a0proj/checkpoints.sqlite`;
+    - a path: a SQLite file there (see `sqlite_checkpointer`);
+    - `postgresql://...` or `postgres://...`: a `PostgresSaver` on one psycopg
+      connection (`autocommit=True, prepare_threshold=0, row_factory=dict_row`);
+      needs the `postgres` extra.
+
+    Raises CheckpointerSpecError (a ValueError) for anything else or a malformed URL,
+    ValueError or OSError when the SQLite file cannot be used, and CheckpointerError
+    when the extra is missing or the server cannot be reached.
+    """
+    spec = (spec or "").strip()
+    if not spec:
+        return sqlite_checkpointer(default_checkpoint_path(project_root))
+    _check_spec(spec)
+    if is_postgres_url(spec):
+        return postgres_checkpointer(spec)
+    return sqlite_checkpointer(spec)
+
+
+def postgres_checkpointer(url: str) -> Any:
+    """A `PostgresSaver` on a fresh connection to `url`, with `.setup()` done."""
+    try:
+        import psycopg
+        from langgraph.checkpoint.postgres import PostgresSaver
+        from psycopg.rows import dict_row
+    except ImportError as exc:
+        raise CheckpointerError(
+            f"PostgreSQL checkpoints need the optional `postgres` extra ({exc.name or exc} is "
+            f"missing): {POSTGRES_EXTRA_HINT}"
+        ) from None
+    shown = redact_url(url)
+    try:
+        options = psycopg.conninfo.conninfo_to_dict(url)
+    except psycopg.Error as exc:
+        raise CheckpointerSpecError(
+            f"malformed PostgreSQL URL {shown!r}: {_first_line(exc, url)}"
+        ) from None
+    try:  # libpq only finds a bad port when it connects; say it is the URL
+        if "," not in urlsplit(url).netloc:
+            urlsplit(url).port  # noqa: B018 - raises ValueError when it is not a port number
+    except ValueError as exc:
+        raise CheckpointerSpecError(
+            f"malformed PostgreSQL URL {shown!r}: {_first_line(exc, url)}"
+        ) from None
+    extra = {} if "connect_timeout" in options else {"connect_timeout": POSTGRES_CONNECT_TIMEOUT}
+    try:
+        conn = psycopg.Connection.connect(
+            url, autocommit=True, prepare_threshold=0, row_factory=dict_row, **extra
+        )
+    except psycopg.ProgrammingError as exc:  # libpq refused the URL's options
+        raise CheckpointerSpecError(
+            f"malformed PostgreSQL URL {shown!r}: {_first_line(exc, url)}"
+        ) from None
+    except psycopg.Error as exc:
+        raise CheckpointerError(
+            f"cannot connect to PostgreSQL at {shown}: {_first_line(exc, url)}"
+        ) from None
+    try:
+        saver = PostgresSaver(conn)
+        # concurrent first runs on a fresh database must not race creating the tables
+        conn.execute("SELECT pg_advisory_lock(%s, %s)", _SETUP_LOCK)
+        try:
+            saver.setup()
+        finally:
+            conn.execute("SELECT pg_advisory_unlock(%s, %s)", _SETUP_LOCK)
+    except psycopg.Error as exc:
+        conn.close()
+        raise CheckpointerError(
+            f"cannot set up checkpoints in PostgreSQL at {shown}: {_first_line(exc, url)}"
+        ) from None
+    return saver
+
+
+def close_checkpointer(checkpointer: Any) -> None:
+    """Close the connection of a checkpointer `open_checkpointer` made (quietly)."""
+    conn = getattr(checkpointer, "conn", None)
+    close = getattr(conn, "close", None)
+    if close is not None:
+        try:
+            close()
+        except Exception:  # noqa: BLE001 - closing must not fail a finished run
+            pass
+
+
+def _first_line(exc: BaseException, url: str = "") -> str:
+    """The error's first line, with the URL and its password blanked out."""
+    text = str(exc).strip()
+    line = text.splitlines()[0] if text else type(exc).__name__
+    if url:
+        line = line.replace(url, redact_url(url))
+        for secret in _password_candidates(url):
+            line = line.replace(secret, "***")
+    return line
+
+
+def _password_candidates(url: str) -> set[str]:
+    """What a URL's password could be (parsers split `user:pa@ss@host` differently)."""
+    found: set[str] = set()
+    rest = url.split("://", 1)[-1].split("/", 1)[0]
+    for userinfo in (rest.partition("@")[0], rest.rpartition("@")[0]):
+        if ":" in userinfo:
+            found.add(userinfo.split(":", 1)[1])
+    found.update(re.findall(r"(?i)(?:^|[?&])password=([^&]*)", url))
+    return {secret for secret in found if len(secret) >= 4}  # shorter ones would mangle the text
 
 
 def thread_config(thread_id: str) -> dict[str, Any]:
@@ -76,6 +261,8 @@ def stream_turn(
 ) -> Iterator[Event]:
     """Resume anything unfinished, then run one user turn; yield (node, update) events.
 
+    After each step comes a `("__values__", state)` event: the thread's state values.
+
     When the unfinished step was this very message (a run that failed before
     answering it), resuming answers it and the message is not sent twice.
     """
@@ -94,9 +281,17 @@ def stream_turn(
 
 
 def _updates(graph, payload, config, context) -> Iterator[Event]:  # type: ignore[no-untyped-def]
-    for chunk in graph.stream(
-        payload, config, context=context, stream_mode="updates", durability="sync"
+    for mode, chunk in graph.stream(
+        payload,
+        config,
+        context=context,
+        stream_mode=["updates", "values"],
+        output_keys=STATE_KEYS,
+        durability="sync",
     ):
+        if mode == "values":  # the state after the step: the caller's answer, without a reload
+            yield "__values__", chunk
+            continue
         for node, update in chunk.items():
             yield node, update or {}
 
@@ -110,7 +305,10 @@ def run_turn(
     on_event: Callable[[str, dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
     """Run one turn (after resuming a crashed one) and return the thread's state values."""
+    values: dict[str, Any] | None = None
     for node, update in stream_turn(graph, text, thread_id=thread_id, context=context):
-        if on_event:
+        if node == "__values__":
+            values = update
+        elif on_event:
             on_event(node, update)
-    return graph.get_state(thread_config(thread_id)).values
+    return values if values is not None else graph.get_state(thread_config(thread_id)).values

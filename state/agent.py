@@ -12,14 +12,23 @@ from __future__ import annotations
 from typing import Annotated
 
 from langchain_core.messages import AnyMessage
+from langgraph.channels import DeltaChannel
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
+
+
+def _last_write(state: object, writes: list) -> object:  # type: ignore[type-arg]
+    return writes[-1] if writes else state
+
+
+_ONCE = DeltaChannel(_last_write, snapshot_frequency=1000)
+"""Written once per activation: stored with that write, not again in every checkpoint."""
 
 
 class AgentState(TypedDict, total=False):
     """One activation of an agent: what it sees, what it added, how many model calls."""
 
-    view: list[AnyMessage]
+    view: Annotated[list[AnyMessage], _ONCE]
     messages: Annotated[list[AnyMessage], add_messages]
-    system_prompt: str
+    system_prompt: Annotated[str, _ONCE]
     model_calls: int

@@ -3,10 +3,12 @@
 LangGraph stores an input write before its reducer runs, so a malformed
 message that reaches the channel is saved and then fails every later read of
 the thread. `check_input` refuses such input before anything is written, for
-every caller of the compiled graph. `add_messages_safely` is the second line:
-a write that is already stored (by an older version, or straight through the
+every caller of the compiled graph. The reducers are the second line: a write
+that is already stored (by an older version, or straight through the
 checkpointer) is read with its unusable items left out, so the thread answers
-its next message.
+its next message. `merge_messages` is the conversation's reducer (a batch
+reducer: the channel is a `DeltaChannel`, which stores each step's writes and
+replays them); `add_messages_safely` is the same for ordinary channels.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from langchain_core.messages import (
     HumanMessage,
     convert_to_messages,
 )
-from langgraph.graph.message import add_messages
+from langgraph.graph.message import _messages_delta_reducer, add_messages
 from langgraph.types import Command
 
 from .tokens import TokenCounter
@@ -55,6 +57,16 @@ def add_messages_safely(left: Any, right: Any) -> list[AnyMessage]:
         return add_messages(left, right)
     except Exception:  # noqa: BLE001 - see the module docstring
         return add_messages(_usable(left), _usable(right))
+
+
+def merge_messages(state: Any, writes: Sequence[Any]) -> list[AnyMessage]:
+    """The conversation channel's batch reducer (for `DeltaChannel`): LangGraph's own,
+    with the unusable items of a stored write left out, item by item, so the result is
+    the same however the writes are batched."""
+    try:
+        return _messages_delta_reducer(state or [], list(writes))
+    except Exception:  # noqa: BLE001 - see the module docstring
+        return _messages_delta_reducer(_usable(state), [_usable(w) for w in writes])
 
 
 def _text_of(message: BaseMessage) -> str:

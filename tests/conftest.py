@@ -153,3 +153,72 @@ def ctx(tmp_path):
     root = tmp_path / "project"
     root.mkdir()
     return {"project_root": str(root), "model": "offline"}
+
+
+# --- PostgreSQL fixtures (tests/test_postgres.py) ---
+# A real server, named by HANDOVER_POSTGRES_URL (.ci/run starts a throwaway cluster with
+# .ci/postgres.sh). Without it the tests are skipped, unless CI is set: then they fail, since
+# CI must test against PostgreSQL. Each test gets a database of its own, dropped afterwards.
+import uuid as _pg_uuid  # noqa: E402
+from urllib.parse import urlsplit as _pg_urlsplit  # noqa: E402
+from urllib.parse import urlunsplit as _pg_urlunsplit  # noqa: E402
+
+POSTGRES_URL_ENV = "HANDOVER_POSTGRES_URL"
+
+
+def _pg_in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def _pg_with_database(url: str, dbname: str) -> str:
+    """`url` pointing at the database `dbname` (user, password, host, port and query kept)."""
+    parts = _pg_urlsplit(url)
+    return _pg_urlunsplit((parts.scheme, parts.netloc, "/" + dbname, parts.query, parts.fragment))
+
+
+@pytest.fixture(scope="session")
+def postgres_server_url() -> str:
+    """HANDOVER_POSTGRES_URL (skips without it; fails without it when CI is set)."""
+    url = os.environ.get(POSTGRES_URL_ENV, "").strip()
+    if not url:
+        if _pg_in_ci():
+            pytest.fail(
+                f"CI is set but {POSTGRES_URL_ENV} is not: .ci/run starts a cluster "
+                "(source .ci/postgres.sh) and exports it",
+                pytrace=False,
+            )
+        pytest.skip(f"needs a PostgreSQL server: set {POSTGRES_URL_ENV} (see .ci/postgres.sh)")
+    try:
+        import psycopg
+    except ImportError:
+        pytest.fail('the PostgreSQL tests need: pip install -e ".[test]"', pytrace=False)
+    try:
+        with psycopg.connect(url, autocommit=True, connect_timeout=10) as conn:
+            conn.execute("SELECT 1")
+    except psycopg.Error as exc:
+        pytest.fail(
+            f"{POSTGRES_URL_ENV} is set but the server does not answer: {exc}", pytrace=False
+        )
+    return url
+
+
+@pytest.fixture
+def postgres_url(postgres_server_url: str):
+    """A URL to a fresh, empty database `hs_<uuid>` of its own; dropped after the test."""
+    import psycopg
+    from psycopg import sql
+
+    name = f"hs_{_pg_uuid.uuid4().hex}"
+    with psycopg.connect(postgres_server_url, autocommit=True) as admin:
+        admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    try:
+        yield _pg_with_database(postgres_server_url, name)
+    finally:
+        with psycopg.connect(postgres_server_url, autocommit=True) as admin:
+            # FORCE: a killed child process may leave a connection behind
+            admin.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+            )
+
+
+# --- end PostgreSQL fixtures ---

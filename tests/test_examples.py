@@ -42,7 +42,7 @@ def test_custom_specialist_example_hands_over_to_the_users_specialist_which_uses
     )
     assert done.returncode == 0, done.stderr
     out = done.stdout
-    assert '"persona_marker": "[data analyst]"' in out
+    assert "[tool handover_to_specialist] Handed over to data_analyst [data analyst]" in out
     assert "[tool summarize_csv] data/sales.csv: 3 rows, columns: month, units, revenue" in out
     assert "mean revenue = 2816.67" in out
     assert "trail: handover orchestrator -> data_analyst" in out

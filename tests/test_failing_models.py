@@ -383,7 +383,7 @@ def loop_stopped(played: Played) -> None:
     assert first[-1].response_metadata.get("handover_loop_stopped") is True
     assert first[-1].content.startswith("⚠️ I stopped handing")
     turn_one = [m for m in first if isinstance(m, ToolMessage) and m.name == HANDOVER]
-    ok = [m for m in turn_one if m.status == "success" and m.content.startswith("{")]
+    ok = [m for m in turn_one if m.status == "success" and m.content.startswith("Handed over to ")]
     assert len(ok) == 3, [str(m.content)[:80] for m in turn_one]
     assert played.values["messages"][-1].response_metadata.get("handover_loop_stopped")
     done = [r for r in played.values["handovers"] if r["kind"] == "handover"]

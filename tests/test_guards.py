@@ -4,7 +4,6 @@ history by the recording models (invariant 1)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -205,7 +204,7 @@ def test_two_handover_calls_in_one_message_are_each_answered_once(ctx):
     values = say(graph, "go", ctx)
     check_tool_history(values["messages"])
     answers = {m.tool_call_id: m.content for m in values["messages"] if isinstance(m, ToolMessage)}
-    assert json.loads(answers["call_a"].splitlines()[0])["status"] == "ok"
+    assert answers["call_a"].startswith("Handed over to hacker [hacker] (handover_id=call_a;")
     assert answers["call_b"].startswith("ERROR: only one handover per turn")
     assert values["active_agent"] == "hacker"
 

@@ -226,8 +226,7 @@ def test_stream_updates_and_messages_tuple(client, streamed_handover):
     assert handover_update["active_agent"] == "frontend_designer"
     [answer] = handover_update["messages"]
     assert answer["type"] == "tool" and answer["name"] == "handover_to_specialist"
-    result = json.loads(answer["content"].splitlines()[0])
-    assert result["status"] == "ok" and result["package"]["specialist"] == "frontend_designer"
+    assert answer["content"].startswith("Handed over to frontend_designer [frontend designer]")
 
     specialist = _specialist_tuples(events)
     assert len(specialist) == 1, specialist

@@ -40,9 +40,14 @@ from ...specialists import Profile
 from ...state import AgentState, HandoverContext, coerce_context
 from ..briefing.writer import now_utc
 from ..history.conversation import valid_tool_history
-from ..tools.agent_tools import CONVERSATION_KEY
 from ..tools.names import HANDOVER, RETURN
-from .replies import invoke_readably, make_reply_safe, unparsable_answers, used_call_ids
+from .replies import (
+    CALL_IDS_KEY,
+    invoke_readably,
+    make_reply_safe,
+    unparsable_answers,
+    used_call_ids,
+)
 from .retry import MODEL_RETRY, is_transient, model_failure
 
 MODEL_NODE = "model"
@@ -175,8 +180,8 @@ def build_agent(
                 attempt=info.node_attempt if info is not None else 1,
                 attempts=ctx.model_attempts if is_transient(exc) else 1,
             ) from exc
-        conversation = (config.get("configurable") or {}).get(CONVERSATION_KEY) or []
-        taken = used_call_ids(history) | used_call_ids(conversation)
+        # unique in the whole thread: a handover's id names its briefing entry and its answer
+        taken = used_call_ids(history) | (config.get("configurable") or {}).get(CALL_IDS_KEY, set())
         reply = make_reply_safe(tag_reply(reply, agent, profile), taken)
         return {"messages": [reply, *unparsable_answers(reply)], "model_calls": calls + 1}
 

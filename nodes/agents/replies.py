@@ -20,6 +20,9 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage, message_chunk_to_message
 from pydantic import ValidationError
 
+CALL_IDS_KEY = "specialist_handover_call_ids"
+"""Run-config key (`configurable`) holding the tool-call ids the stored conversation uses."""
+
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 """Function names OpenAI accepts (the same pattern applies to message names)."""
 

@@ -10,6 +10,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
 
 from ..tools.agent_tools import CONVERSATION_KEY
+from .replies import CALL_IDS_KEY, used_call_ids
 
 
 def run_agent(
@@ -27,11 +28,14 @@ def run_agent(
     step, streams with `subgraphs=True`, and a run resumed after a crash picks
     it up where it stopped instead of asking the model again. The stored
     conversation reaches its stage-2 tool through the config, in process: it
-    is never copied into the loop's checkpoints.
+    is never copied into the loop's checkpoints; so do the tool-call ids already
+    used in it, which a reply's ids must not repeat (a handover's id names its
+    briefing entry and its answer).
     """
     configurable: dict[str, Any] = {
         **(config.get("configurable") or {}),
         CONVERSATION_KEY: conversation,
+        CALL_IDS_KEY: frozenset(used_call_ids(conversation)),
     }
     result = agent.invoke(
         {

@@ -186,7 +186,7 @@ def run_handover(
         "anchor_id": anchor,
     }
     return {
-        "messages": [_answer(call, outcome.to_text(), anchor), *answers],
+        "messages": [_answer(call, outcome.to_line(), anchor), *answers],
         "active_agent": package["specialist"],
         "handover": new_handover,
         "handover_depth": depth + 1,

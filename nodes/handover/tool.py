@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -52,6 +53,31 @@ class HandoverOutcome:
     def to_text(self) -> str:
         """The tool's answer: the JSON, then a `WARNING:` / `NOTE:` line each."""
         return "\n".join([json.dumps(self.result, ensure_ascii=False), *self.warnings])
+
+    def to_line(self) -> str:
+        """The answer the graph stores in the conversation: one line (and any warnings).
+
+        The full package stays in the state (`handover`) and in the briefing file,
+        so each handover adds little to the stored history.
+        """
+        package = self.result["package"]
+        line = (
+            f"Handed over to {package['specialist']} {self.result['persona_marker']} "
+            f"(handover_id={package['handover_id']}; {package['estimated_tokens']} tokens, "
+            f"max {package['max_context_tokens']}; "
+            f"return_condition={package['return_condition']}; "
+            f"briefing={self.result['briefing']['path']})"
+        )
+        return "\n".join([line, *self.warnings])
+
+
+HANDED_OVER = re.compile(
+    r"^Handed over to (?P<specialist>\S+) .*?\(handover_id=(?P<handover_id>[^;]+); "
+    r"(?P<estimated_tokens>\d+) tokens, max (?P<max_context_tokens>\d+); "
+    r"return_condition=(?P<return_condition>\w+); briefing=(?P<briefing_file>.*)\)$",
+    re.M,
+)
+"""Reads `HandoverOutcome.to_line()` back."""
 
 
 def redact_values(values: dict[str, Any]) -> dict[str, int]:

@@ -60,6 +60,7 @@ from specialist_handover.graph.session import (
     sqlite_checkpointer,
     thread_config,
 )
+from specialist_handover.nodes.handover.tool import HANDED_OVER
 from specialist_handover.state.tokens import encoding_name_for_model, get_encoding
 from tests.support.models import InvalidHistory, check_tool_history
 
@@ -109,7 +110,7 @@ PROJECT_FILES: dict[str, str] = {
 }
 
 HANDOVER_TOOL = "handover_to_specialist"
-OK_PREFIX = '{"status": "ok"'
+OK_PREFIX = "Handed over to "
 MARKER_PREFIX = "<!-- handover-id: "
 MARKER_SUFFIX = " -->"
 
@@ -395,10 +396,8 @@ def reference_shape(workdir: Path, script: Sequence[str] = SCRIPT) -> Shape:
 
 
 def _package(m: ToolMessage) -> dict[str, Any]:
-    try:
-        return dict(json.loads(_text(m).splitlines()[0]).get("package") or {})
-    except (ValueError, IndexError, AttributeError):
-        return {}
+    match = HANDED_OVER.search(_text(m))
+    return match.groupdict() if match else {}
 
 
 def _first_difference(a: Sequence[Any], b: Sequence[Any]) -> str:
@@ -511,8 +510,8 @@ def _verify_thread(
     packages = [_package(m) for m in done]
     pairs = [
         (
-            (r.get("to_agent"), r.get("topic"), r.get("briefing_path")),
-            (p.get("specialist"), p.get("topic"), p.get("briefing_file")),
+            (r.get("to_agent"), r.get("briefing_path")),
+            (p.get("specialist"), p.get("briefing_file")),
         )
         for r, p in zip(trail, packages, strict=False)
     ]
