@@ -22,6 +22,7 @@ from langgraph.runtime import Runtime
 
 from ...specialists import ORCHESTRATOR_PROFILE, ProfileRegistry
 from ...state import ORCHESTRATOR, HandoverContext, HandoverState, TokenCounter, coerce_context
+from ..briefing.shared import put_briefing
 from ..history.conversation import last_ai_index, pending_tool_calls, recent_turns
 from ..tools.names import HANDOVER
 from .arguments import MODEL_ARGUMENTS
@@ -98,7 +99,11 @@ def make_handover_node(profiles: ProfileRegistry, counter_for: CounterFor):  # t
 
     def handover(state: HandoverState, runtime: Runtime[HandoverContext]) -> dict[str, Any]:
         """Carry out (or refuse) the calling agent's handover."""
-        return run_handover(state, coerce_context(runtime.context), profiles, counter_for)
+        update = run_handover(state, coerce_context(runtime.context), profiles, counter_for)
+        shared = update.pop(SHARED_ENTRY, None)
+        if shared is not None and runtime.store is not None:
+            put_briefing(runtime.store, **shared)
+        return update
 
     return handover
 
@@ -167,6 +172,14 @@ def run_handover(
         }
     package = outcome.package
     anchor = f"handover-{call['id']}"
+    shared = {
+        "specialist": package["specialist"],
+        "topic": package["topic"],
+        "handover_id": package["handover_id"],
+        "markdown": outcome.entry,
+        "created_at": outcome.when,
+        "from_agent": caller,
+    }
     condition = package["return_condition"]
     new_handover = {
         key: package[key]
@@ -186,6 +199,7 @@ def run_handover(
         "anchor_id": anchor,
     }
     return {
+        SHARED_ENTRY: shared,
         "messages": [_answer(call, outcome.to_line(), anchor), *answers],
         "active_agent": package["specialist"],
         "handover": new_handover,
@@ -217,6 +231,9 @@ def _return_to_orchestrator(
         "turn_trail": [*trail, return_hop(caller)],
     }
 
+
+SHARED_ENTRY = "__briefing_for_the_store__"
+"""Not a state key: the entry the node also puts into the store, if the graph has one."""
 
 LOOP_STOPPED = "handover_loop_stopped"
 """Metadata flag of the answer that ends a turn whose handovers were looping."""

@@ -49,6 +49,10 @@ class HandoverOutcome:
     result: dict[str, Any]
     package: dict[str, Any]
     warnings: list[str] = field(default_factory=list)
+    entry: str = ""
+    """The briefing entry as written (Markdown)."""
+    when: datetime | None = None
+    """When the caller asked for the handover (the entry's time)."""
 
     def to_text(self) -> str:
         """The tool's answer: the JSON, then a `WARNING:` / `NOTE:` line each."""
@@ -180,7 +184,9 @@ def perform_handover(
             return f"ERROR: {exc}"
         package["handover_id"] = handover_id
         package["redacted"] = redacted
-        return _outcome(values, package, briefing, handover_id)
+        outcome = _outcome(values, package, briefing, handover_id)
+        outcome.entry, outcome.when = entry, when
+        return outcome
     except HandoverRefused as refused:
         return str(refused)
     except Exception as exc:  # the tool never raises; name what went wrong

@@ -20,6 +20,7 @@ from langchain_core.tools import BaseTool, tool
 
 from ...state import HandoverContext, TokenCounter, coerce_context
 from ..briefing.reader import read_briefing
+from ..briefing.shared import read_briefing_from_store
 from ..history.full_history import build_full_history
 from .names import FULL_HISTORY, READ_BRIEFING, RETURN
 
@@ -89,15 +90,18 @@ def make_read_briefing_tool(*, specialist: str, counter_for: CounterFor) -> Base
 
     @tool(READ_BRIEFING)
     def read_own_briefing(runtime: ToolRuntime[HandoverContext], topic: str | None = None) -> str:
-        """Stage 3: read your own briefing file(s): earlier handovers to you, newest first.
+        """Stage 3: read your own briefing entries: earlier handovers to you, newest first.
         Give `topic` (a slug) for one topic; omit it for all of your topics."""
         ctx = coerce_context(runtime.context)
-        return read_briefing(
-            project_root=ctx.project_root,
-            specialist=specialist,
-            topic=topic if isinstance(topic, str) and topic.strip() else None,
-            max_tokens=READ_BRIEFING_MAX_TOKENS,
-            counter=counter_for(ctx),
-        )
+        arguments = {
+            "project_root": ctx.project_root,
+            "specialist": specialist,
+            "topic": topic if isinstance(topic, str) and topic.strip() else None,
+            "max_tokens": READ_BRIEFING_MAX_TOKENS,
+            "counter": counter_for(ctx),
+        }
+        if runtime.store is not None:  # what every replica wrote, not only this machine
+            return read_briefing_from_store(runtime.store, **arguments)
+        return read_briefing(**arguments)
 
     return read_own_briefing
