@@ -81,6 +81,13 @@ class HandoverContext:
             "timeouts, connection errors), with backoff and jitter."
         },
     )
+    review_handovers: bool = field(
+        default=False,
+        metadata={
+            "description": "Pause every handover for a person to approve, edit or reject it "
+            "(LangGraph interrupt) before its briefing entry is written."
+        },
+    )
     max_input_tokens: int = field(
         default=32000,
         metadata={"description": "Largest user message accepted; a larger one is refused."},
@@ -107,6 +114,10 @@ class HandoverContext:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if not isinstance(self.review_handovers, bool):
+            raise ValueError(
+                f"review_handovers must be true or false, got {self.review_handovers!r}"
+            )
         for name, most in UPPER_BOUNDS.items():
             if getattr(self, name) > most:
                 raise ValueError(f"{name} must be at most {most}, got {getattr(self, name)!r}")

@@ -129,6 +129,11 @@ def check_input(payload: Any, *, max_tokens: int, counter: TokenCounter) -> Any:
     if payload is None:
         return None
     if isinstance(payload, Command):
+        if payload.update is None and payload.resume is None and not payload.goto:
+            raise InputError(
+                "the Command carries nothing: resume a paused run with "
+                "Command(resume=...), e.g. {'action': 'approve'}"
+            )
         if payload.update is not None:
             update = payload.update
             if isinstance(update, Mapping) and "messages" in update:

@@ -511,3 +511,44 @@ def test_bad_input_over_http_fails_the_run_and_stores_nothing(
     assert after["values"]["messages"] == before["values"]["messages"]
     out = say(client, thread_id, assistant_id, "And now?", ctx)
     assert out["messages"][-2]["content"] == "And now?"
+
+
+@pytest.mark.parametrize("how", ["approve", "edit", "invalid edit", "reject"])
+def test_handover_review_over_the_sdk(client, assistant_id, ctx, root, how):
+    """review_handovers over HTTP: the run pauses with the package; Command(resume) answers."""
+    thread_id = new_thread(client)
+    review = {**ctx, "review_handovers": True}
+    client.runs.wait(thread_id, assistant_id, input=user(HERO), context=review)
+    state = client.threads.get_state(thread_id)
+    (request,) = [i["value"] for task in state["tasks"] for i in task.get("interrupts", [])]
+    assert request["specialist_profile"] == "frontend_designer"
+    assert request["estimated_tokens"] > 0 and state["next"] == ["handover"]
+    assert not (root / ".a0proj" / "handover").exists()
+
+    def answer(resume: dict) -> dict:
+        return client.runs.wait(thread_id, assistant_id, command={"resume": resume}, context=review)
+
+    if how == "invalid edit":
+        answer({"action": "edit", "return_condition": "bogus"})
+        state = client.threads.get_state(thread_id)
+        (again,) = [i["value"] for task in state["tasks"] for i in task.get("interrupts", [])]
+        assert again["error"].startswith("ERROR: invalid return_condition 'bogus'")
+        how = "approve"
+    if how == "edit":
+        answer({"action": "edit", "topic": "hero over http"})
+        state = client.threads.get_state(thread_id)
+        (again,) = [i["value"] for task in state["tasks"] for i in task.get("interrupts", [])]
+        assert again["topic"] == "hero-over-http"
+        how = "approve"
+    if how == "approve":
+        out = answer({"action": "approve"})
+        assert out["active_agent"] == "frontend_designer"
+        assert len(list((root / ".a0proj" / "handover").glob("*.md"))) == 1
+    else:
+        out = answer({"action": "reject", "reason": "not now"})
+        assert out["active_agent"] == "orchestrator"
+        tool = [m for m in out["messages"] if m["type"] == "tool"]
+        assert tool[-1]["content"].startswith(
+            "ERROR: the handover to frontend_designer was rejected by the reviewer: not now"
+        )
+        assert not (root / ".a0proj" / "handover").exists()

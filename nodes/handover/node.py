@@ -26,7 +26,14 @@ from ..briefing.shared import put_briefing
 from ..history.conversation import last_ai_index, pending_tool_calls, recent_turns
 from ..tools.names import HANDOVER
 from .arguments import MODEL_ARGUMENTS
-from .tool import PACKAGE_KEYS, HandoverOutcome, perform_handover
+from .review import review_handover
+from .tool import (
+    PACKAGE_KEYS,
+    HandoverOutcome,
+    PreparedHandover,
+    perform_handover,
+    prepare_handover,
+)
 from .trail import handover_hop, handovers_in, return_hop, return_update, trail_record
 
 CounterFor = Callable[[str, HandoverContext], TokenCounter]
@@ -141,20 +148,52 @@ def run_handover(
             loop_refusal(trail, str(target), caller, ctx.max_handovers_per_turn),
             profiles,
         )
-    outcome: HandoverOutcome | str = refusal or perform_handover(
-        {
-            **args,
-            "recent_turns": recent_turns(messages, ctx.include_recent_turns),
-            "project_root": ctx.project_root,
-            "max_context_tokens": ctx.max_context_tokens,
-            "include_recent_turns": ctx.include_recent_turns,
-        },
-        profiles=profiles,
-        handover_id=call["id"],
-        from_agent=caller,
-        counter=counter_for(target if isinstance(target, str) and target in profiles else "", ctx),
-        when=_asked_at(messages),
-    )
+    supplied = {
+        "recent_turns": recent_turns(messages, ctx.include_recent_turns),
+        "project_root": ctx.project_root,
+        "max_context_tokens": ctx.max_context_tokens,
+        "include_recent_turns": ctx.include_recent_turns,
+    }
+
+    def counter(name: Any) -> TokenCounter:
+        return counter_for(name if isinstance(name, str) and name in profiles else "", ctx)
+
+    outcome: HandoverOutcome | str
+    if refusal is not None:
+        outcome = refusal
+    elif ctx.review_handovers:
+
+        def prepare(edited: dict[str, Any]) -> PreparedHandover | str:
+            return prepare_handover(
+                {**edited, **supplied},
+                profiles=profiles,
+                handover_id=call["id"],
+                from_agent=caller,
+                counter=counter(edited.get("specialist_profile")),
+                when=_asked_at(messages),
+            )
+
+        def check(new_target: Any) -> str | None:
+            if new_target == ORCHESTRATOR_PROFILE:
+                return "ERROR: a reviewed handover cannot be turned into a return; reject it"
+            return check_handover(
+                caller=caller,
+                target=new_target,
+                chain=chain,
+                depth=depth,
+                max_depth=ctx.max_handover_depth,
+            )
+
+        outcome = review_handover(args, prepare=prepare, check=check, from_agent=caller)
+    else:
+        outcome = perform_handover(
+            {**args, **supplied},
+            profiles=profiles,
+            handover_id=call["id"],
+            from_agent=caller,
+            counter=counter(target),
+            when=_asked_at(messages),
+        )
     if isinstance(outcome, str):
         return {
             "messages": [_answer(call, outcome), *answers],

@@ -114,7 +114,24 @@ def content_handover_id(values: dict[str, Any], when: datetime) -> str:
     return f"h-{digest[:16]}"
 
 
-def perform_handover(
+@dataclass
+class PreparedHandover:
+    """A validated, counted handover whose briefing entry is not written yet (review point)."""
+
+    values: dict[str, Any]
+    package: dict[str, Any]
+    entry: str
+    redacted: dict[str, int]
+    when: datetime
+    handover_id: str
+    filename: str
+
+    def warnings(self) -> list[str]:
+        """What the tool's answer will add as WARNING / NOTE lines."""
+        return _warnings(self.values, {**self.package, "redacted": self.redacted})
+
+
+def prepare_handover(
     args: dict[str, Any],
     *,
     profiles: ProfileRegistry | None = None,
@@ -122,10 +139,10 @@ def perform_handover(
     from_agent: str = "",
     counter: TokenCounter | None = None,
     when: datetime | None = None,
-) -> HandoverOutcome | str:
-    """Run one handover; return the outcome, or an `ERROR: ...` string. Never raises.
+) -> PreparedHandover | str:
+    """Validate, redact, build and count the package and its entry; write nothing.
 
-    `profiles` is the allow-list (default: the built-in profiles).
+    Returns an `ERROR: ...` string instead of raising.
     """
     try:
         profiles = profiles if profiles is not None else builtin_profiles()
@@ -138,7 +155,6 @@ def perform_handover(
             redacted[kind] = redacted.get(kind, 0) + n
         when = when or now_utc()
         counter = counter or token_counter()
-        filename = briefing_filename(values["specialist"], values["topic"], when)
         path = briefing_path(values["project_root"], values["specialist"], values["topic"], when)
         handover_id = handover_id or content_handover_id(values, when)
         package = build_stage1_package(
@@ -172,25 +188,59 @@ def perform_handover(
             max_context_tokens=values["max_context_tokens"],
             redacted=redacted,
         )
-        try:
-            briefing = append_briefing(
-                project_root=values["project_root"],
-                filename=filename,
-                header=briefing_header(values["specialist"], values["topic"]),
-                entry=entry,
-                handover_id=handover_id,
-            )
-        except BriefingError as exc:
-            return f"ERROR: {exc}"
-        package["handover_id"] = handover_id
-        package["redacted"] = redacted
-        outcome = _outcome(values, package, briefing, handover_id)
-        outcome.entry, outcome.when = entry, when
-        return outcome
+        filename = briefing_filename(values["specialist"], values["topic"], when)
+        return PreparedHandover(values, package, entry, redacted, when, handover_id, filename)
     except HandoverRefused as refused:
         return str(refused)
     except Exception as exc:  # the tool never raises; name what went wrong
         return f"ERROR: handover failed unexpectedly: {type(exc).__name__}: {exc}"
+
+
+def commit_handover(prepared: PreparedHandover) -> HandoverOutcome | str:
+    """Append the prepared entry to its briefing file; the outcome, or an `ERROR: ...`."""
+    values = prepared.values
+    try:
+        briefing = append_briefing(
+            project_root=values["project_root"],
+            filename=prepared.filename,
+            header=briefing_header(values["specialist"], values["topic"]),
+            entry=prepared.entry,
+            handover_id=prepared.handover_id,
+        )
+    except BriefingError as exc:
+        return f"ERROR: {exc}"
+    except Exception as exc:  # the tool never raises; name what went wrong
+        return f"ERROR: handover failed unexpectedly: {type(exc).__name__}: {exc}"
+    package = prepared.package
+    package["handover_id"] = prepared.handover_id
+    package["redacted"] = prepared.redacted
+    outcome = _outcome(values, package, briefing, prepared.handover_id)
+    outcome.entry, outcome.when = prepared.entry, prepared.when
+    return outcome
+
+
+def perform_handover(
+    args: dict[str, Any],
+    *,
+    profiles: ProfileRegistry | None = None,
+    handover_id: str | None = None,
+    from_agent: str = "",
+    counter: TokenCounter | None = None,
+    when: datetime | None = None,
+) -> HandoverOutcome | str:
+    """Run one handover; return the outcome, or an `ERROR: ...` string. Never raises.
+
+    `profiles` is the allow-list (default: the built-in profiles).
+    """
+    prepared = prepare_handover(
+        args,
+        profiles=profiles,
+        handover_id=handover_id,
+        from_agent=from_agent,
+        counter=counter,
+        when=when,
+    )
+    return prepared if isinstance(prepared, str) else commit_handover(prepared)
 
 
 def _outcome(values, package, briefing, handover_id) -> HandoverOutcome:  # type: ignore[no-untyped-def]
@@ -212,6 +262,13 @@ def _outcome(values, package, briefing, handover_id) -> HandoverOutcome:  # type
             f"it hands back on return_condition={values['return_condition']}."
         ),
     }
+    if package["notes"]:
+        result["notes"] = package["notes"]
+    return HandoverOutcome(result=result, package=package, warnings=_warnings(values, package))
+
+
+def _warnings(values: dict[str, Any], package: dict[str, Any]) -> list[str]:
+    """The WARNING / NOTE lines of a handover: over budget, long summary, redactions."""
     warnings = []
     if package["oversize_warning"]:
         warnings.append(
@@ -227,9 +284,7 @@ def _outcome(values, package, briefing, handover_id) -> HandoverOutcome:  # type
             f"NOTE: {total} secret{'s' if total != 1 else ''} redacted from the package and "
             f"the briefing ({kinds})."
         )
-    if package["notes"]:
-        result["notes"] = package["notes"]
-    return HandoverOutcome(result=result, package=package, warnings=warnings)
+    return warnings
 
 
 def make_handover_tool(profiles: ProfileRegistry | None = None) -> StructuredTool:

@@ -1,0 +1,185 @@
+"""A person reviews each handover before it is carried out (`review_handovers`).
+
+The handover pauses (LangGraph `interrupt()`) after validation and before the
+briefing is written; `Command(resume=...)` approves, edits (validated and
+counted again; an invalid edit pauses again with the error) or rejects it (an
+`ERROR:` with the reason for the caller; nothing written).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from langchain_core.messages import ToolMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
+
+from specialist_handover import build_graph
+from specialist_handover.graph.session import ReviewPending, run_turn, sqlite_checkpointer
+from tests.support.models import check_tool_history
+
+HERO = "Please design the landing page hero with bold typography."
+FIELDS = {
+    "specialist_profile",
+    "topic",
+    "summary",
+    "handover_reason",
+    "decisions",
+    "artifacts",
+    "return_condition",
+    "estimated_tokens",
+    "max_context_tokens",
+    "warnings",
+    "from_agent",
+}
+
+
+@pytest.fixture
+def setup(ctx):  # type: ignore[no-untyped-def]
+    graph = build_graph(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "r"}}
+    return graph, config, {**ctx, "review_handovers": True}
+
+
+def briefings(ctx) -> list[Path]:  # type: ignore[no-untyped-def]
+    return list(Path(ctx["project_root"], ".a0proj", "handover").glob("*.md"))
+
+
+def paused(out) -> dict:  # type: ignore[no-untyped-def]
+    (item,) = out["__interrupt__"]
+    return item.value
+
+
+def test_a_handover_pauses_before_the_briefing_is_written_showing_the_package(setup):
+    graph, config, ctx = setup
+    out = graph.invoke({"messages": [("user", HERO)]}, config, context=ctx)
+    request = paused(out)
+    assert set(request) == FIELDS
+    assert request["specialist_profile"] == "frontend_designer"
+    assert request["from_agent"] == "orchestrator"
+    assert request["estimated_tokens"] > 0 and request["max_context_tokens"] == 3000
+    assert briefings(ctx) == []  # nothing written yet
+    assert graph.get_state(config).next == ("handover",)
+
+
+def test_approve_carries_it_out(setup):
+    graph, config, ctx = setup
+    graph.invoke({"messages": [("user", HERO)]}, config, context=ctx)
+    out = graph.invoke(Command(resume={"action": "approve"}), config, context=ctx)
+    assert out["active_agent"] == "frontend_designer"
+    assert len(briefings(ctx)) == 1
+    check_tool_history(out["messages"])
+
+
+def test_edit_is_validated_and_counted_again_then_shown_again(setup):
+    graph, config, ctx = setup
+    first = paused(graph.invoke({"messages": [("user", HERO)]}, config, context=ctx))
+    edit = {"action": "edit", "topic": "hero v2", "summary": "A much longer summary. " * 40}
+    again = paused(graph.invoke(Command(resume=edit), config, context=ctx))
+    assert again["topic"] == "hero-v2"  # slugged like any topic
+    assert again["estimated_tokens"] > first["estimated_tokens"]  # counted again
+    assert "error" not in again
+    out = graph.invoke(Command(resume={"action": "approve"}), config, context=ctx)
+    assert out["active_agent"] == "frontend_designer"
+    assert [p.name.startswith("frontend-designer-hero-v2-") for p in briefings(ctx)] == [True]
+    assert graph.get_state(config).values["handover"]["topic"] == "hero-v2"
+
+
+@pytest.mark.parametrize(
+    ("edit", "error"),
+    [
+        ({"return_condition": "bogus"}, "ERROR: invalid return_condition 'bogus'"),
+        ({"specialist_profile": "nobody"}, "ERROR: unknown specialist profile 'nobody'"),
+        ({"specialist_profile": "a0_software_orchestrator"}, "cannot be turned into a return"),
+        ({"topic": "!!!"}, "has no usable characters"),
+        ({"project_root": "/etc"}, "ERROR: cannot edit project_root"),
+        ({"decisions": "not a list"}, "ERROR: decisions must be a list of strings"),
+    ],
+)
+def test_an_invalid_edit_pauses_again_showing_the_error_and_the_package_as_it_stood(
+    setup, edit, error
+):
+    graph, config, ctx = setup
+    first = paused(graph.invoke({"messages": [("user", HERO)]}, config, context=ctx))
+    again = paused(graph.invoke(Command(resume={"action": "edit", **edit}), config, context=ctx))
+    assert error in again["error"]
+    assert {k: again[k] for k in FIELDS} == first  # the edit was not applied
+    assert briefings(ctx) == []
+    out = graph.invoke(Command(resume={"action": "approve"}), config, context=ctx)
+    assert out["active_agent"] == "frontend_designer" and len(briefings(ctx)) == 1
+
+
+def test_reject_answers_the_caller_with_the_reason_and_writes_nothing(setup):
+    graph, config, ctx = setup
+    graph.invoke({"messages": [("user", HERO)]}, config, context=ctx)
+    out = graph.invoke(
+        Command(resume={"action": "reject", "reason": "we do the hero in-house"}),
+        config,
+        context=ctx,
+    )
+    refusal = next(m for m in out["messages"] if isinstance(m, ToolMessage))
+    assert refusal.status == "error"
+    assert refusal.content.startswith(
+        "ERROR: the handover to frontend_designer was rejected by the reviewer: "
+        "we do the hero in-house."
+    )
+    assert out["active_agent"] == "orchestrator"
+    assert out["messages"][-1].name == "orchestrator"  # the caller went on and answered
+    assert briefings(ctx) == []
+    check_tool_history(out["messages"])
+
+
+@pytest.mark.parametrize("answer", ["maybe", {"action": "ship it"}, 42, {"topic": "x"}])
+def test_an_answer_that_is_no_action_pauses_again_saying_what_to_send(setup, answer):
+    graph, config, ctx = setup
+    graph.invoke({"messages": [("user", HERO)]}, config, context=ctx)
+    again = paused(graph.invoke(Command(resume=answer), config, context=ctx))
+    assert again["error"].startswith("ERROR: resume with {'action': 'approve'}")
+
+
+def test_an_over_budget_package_says_so_in_warnings(setup):
+    graph, config, ctx = setup
+    out = graph.invoke(
+        {"messages": [("user", HERO)]}, config, context={**ctx, "max_context_tokens": 50}
+    )
+    (warning,) = [w for w in paused(out)["warnings"] if w.startswith("WARNING:")]
+    assert "over max_context_tokens=50" in warning
+
+
+def test_without_review_nothing_pauses(ctx):
+    graph = build_graph(checkpointer=InMemorySaver())
+    out = graph.invoke(
+        {"messages": [("user", HERO)]}, {"configurable": {"thread_id": "n"}}, context=ctx
+    )
+    assert "__interrupt__" not in out and out["active_agent"] == "frontend_designer"
+
+
+def test_run_turn_asks_a_reviewer_and_refuses_new_messages_while_one_waits(ctx, tmp_path):
+    graph = build_graph(checkpointer=sqlite_checkpointer(str(tmp_path / "cp.sqlite")))
+    review = {**ctx, "review_handovers": True}
+    seen: list[dict] = []
+    values = run_turn(graph, HERO, thread_id="p", context=review)  # no reviewer: it waits
+    assert values["active_agent"] == "orchestrator"
+    with pytest.raises(ReviewPending, match="waiting for review"):
+        run_turn(graph, "Something else", thread_id="p", context=review)
+
+    def approve(request):  # type: ignore[no-untyped-def]
+        seen.append(request)
+        return {"action": "approve"}
+
+    values = run_turn(graph, None, thread_id="p", context=review, on_review=approve)
+    assert values["active_agent"] == "frontend_designer" and len(seen) == 1
+    asked = [m.content for m in values["messages"] if m.type == "human"]
+    assert asked == [HERO]
+
+
+def test_a_command_that_carries_nothing_is_refused_before_anything_is_stored(setup):
+    from specialist_handover import InputError
+
+    graph, config, ctx = setup
+    graph.invoke({"messages": [("user", HERO)]}, config, context=ctx)
+    before = graph.get_state(config)
+    with pytest.raises(InputError, match="carries nothing"):
+        graph.invoke(Command(resume=None), config, context=ctx)
+    assert graph.get_state(config).config == before.config
