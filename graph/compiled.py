@@ -34,7 +34,9 @@ class HandoverGraph(CompiledStateGraph):
         self.handover_models = handover_models
 
     @classmethod
-    def wrap(cls, compiled: CompiledStateGraph, models: ModelChoice) -> HandoverGraph:
+    def wrap(
+        cls, compiled: CompiledStateGraph[Any, Any, Any, Any], models: ModelChoice
+    ) -> HandoverGraph:
         """This graph, from LangGraph's compiled one."""
         attrs = {k: v for k, v in compiled.__dict__.items() if k != "__orig_class__"}
         return cls(handover_models=models, **attrs)

@@ -128,7 +128,7 @@ def resolve_profiles(profiles: ProfilesSpec | ProfileRegistry = None) -> Profile
         return builtin_profiles()
     if isinstance(profiles, str | os.PathLike):
         added = load_profile_dir(profiles)
-    elif isinstance(profiles, Sequence) and not isinstance(profiles, bytes):
+    elif isinstance(profiles, Sequence) and not isinstance(profiles, bytes | str):
         added = list(profiles)
         for index, item in enumerate(added):
             if not isinstance(item, Profile):

@@ -9,7 +9,8 @@ requests.
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Sequence
+from typing import Annotated, Any
 
 from langchain_core.messages import AnyMessage
 from langgraph.channels import DeltaChannel
@@ -17,11 +18,11 @@ from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
 
-def _last_write(state: object, writes: list) -> object:  # type: ignore[type-arg]
+def _last_write(state: Any, writes: Sequence[Any]) -> Any:
     return writes[-1] if writes else state
 
 
-_ONCE = DeltaChannel(_last_write, snapshot_frequency=1000)
+_ONCE: DeltaChannel[Any] = DeltaChannel(_last_write, snapshot_frequency=1000)
 """Written once per activation: stored with that write, not again in every checkpoint."""
 
 

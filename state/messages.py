@@ -19,7 +19,6 @@ from typing import Any
 
 from langchain_core.messages import (
     AIMessage,
-    AnyMessage,
     BaseMessage,
     HumanMessage,
     convert_to_messages,
@@ -36,13 +35,13 @@ class InputError(ValueError):
     """Input the graph refuses before storing anything; the message names the problem."""
 
 
-def _usable(items: Any) -> list[BaseMessage]:
+def _usable(items: Any) -> list[Any]:
     """The items of a write that convert to messages; the rest are left out."""
     if items is None:
         return []
     if isinstance(items, BaseMessage | str | tuple | Mapping):
         items = [items]
-    kept: list[BaseMessage] = []
+    kept: list[Any] = []
     for item in items if isinstance(items, Sequence) else []:
         try:
             kept.extend(convert_to_messages([item]))
@@ -51,7 +50,7 @@ def _usable(items: Any) -> list[BaseMessage]:
     return kept
 
 
-def add_messages_safely(left: Any, right: Any) -> list[AnyMessage]:
+def add_messages_safely(left: Any, right: Any) -> Any:
     """`add_messages`, except that unusable items in a stored write are left out."""
     try:
         return add_messages(left, right)
@@ -59,7 +58,7 @@ def add_messages_safely(left: Any, right: Any) -> list[AnyMessage]:
         return add_messages(_usable(left), _usable(right))
 
 
-def merge_messages(state: Any, writes: Sequence[Any]) -> list[AnyMessage]:
+def merge_messages(state: Any, writes: Sequence[Any]) -> Any:
     """The conversation channel's batch reducer (for `DeltaChannel`): LangGraph's own,
     with the unusable items of a stored write left out, item by item, so the result is
     the same however the writes are batched."""

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, SystemMessage, ToolMessage
@@ -92,7 +92,7 @@ def stop_message(agent: str, profile: Profile, turns: int, max_turns: int) -> AI
     )
 
 
-def _error(call: dict[str, Any], content: str) -> ToolMessage:
+def _error(call: Any, content: str) -> ToolMessage:
     return ToolMessage(
         content=content,
         tool_call_id=call["id"],
@@ -149,7 +149,7 @@ def build_agent(
     model_for: ModelFor,
     tools: Sequence[BaseTool],
     handover_tool: dict[str, Any] | None,
-) -> CompiledStateGraph:
+) -> CompiledStateGraph[Any, Any, Any, Any]:
     """Compile one agent's loop: its model (bound to its tools) and a ToolNode for them."""
     bound_specs: list[Any] = ([handover_tool] if handover_tool else []) + list(tools)
     tool_names = [t.name for t in tools]
@@ -212,7 +212,7 @@ def build_agent(
             return MODEL_NODE  # its unparsable calls were answered: let it try again
         return END
 
-    def after_tools(state: AgentState) -> Literal["model", "__end__"]:
+    def after_tools(state: AgentState) -> str:
         reply = _last_reply(state)
         if reply is None:
             return END
@@ -223,7 +223,7 @@ def build_agent(
 
     builder = StateGraph(AgentState, context_schema=HandoverContext)
     # streamed messages (stream_mode="messages", subgraphs=True) say who speaks
-    builder.add_node(
+    builder.add_node(  # type: ignore[call-overload]  # (state, runtime, config) is not in its overloads
         MODEL_NODE,
         call_model,
         metadata={"agent": agent, "persona_marker": profile.marker},

@@ -128,7 +128,7 @@ def unparsable_answers(reply: AIMessage) -> list[ToolMessage]:
     ]
 
 
-def _reason(bad: dict[str, Any]) -> str:
+def _reason(bad: Any) -> str:
     error = bad.get("error") or ""
     if "not a JSON object" in error:
         return "the arguments are not a JSON object"
@@ -157,6 +157,7 @@ def invoke_readably(
     """Invoke the model bound to `tools`; when its client cannot parse the reply's tool calls,
     ask once more, streaming, where LangChain keeps such calls as invalid ones instead."""
     bound = model.bind_tools(tools) if tools else model
+    reply: Any
     try:
         reply = bound.invoke(request, config)
     except ValidationError as exc:

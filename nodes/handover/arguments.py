@@ -15,14 +15,14 @@ from __future__ import annotations
 import os
 from typing import Any, Literal, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from ...specialists import ORCHESTRATOR_PROFILE, ProfileRegistry
 from ...state import RETURN_CONDITIONS
 from ..briefing.writer import slugify_topic
 
-GRAPH_SUPPLIED = {"supplied_by_graph": True}
-MODEL_REQUIRED = {"model_required": True}
+GRAPH_SUPPLIED: dict[str, JsonValue] = {"supplied_by_graph": True}
+MODEL_REQUIRED: dict[str, JsonValue] = {"model_required": True}
 
 
 class HandoverArguments(BaseModel):
@@ -75,10 +75,18 @@ class HandoverArguments(BaseModel):
 
 
 FIELDS = HandoverArguments.model_fields
+
+
+def _extra(name: str) -> dict[str, JsonValue]:
+    """A field's `json_schema_extra` marks (`supplied_by_graph`, `model_required`)."""
+    extra = FIELDS[name].json_schema_extra
+    return extra if isinstance(extra, dict) else {}
+
+
 ARGUMENTS: tuple[str, ...] = tuple(FIELDS)
 """Every argument, in the order the tool documents them."""
 MODEL_ARGUMENTS: tuple[str, ...] = tuple(
-    name for name, f in FIELDS.items() if not (f.json_schema_extra or {}).get("supplied_by_graph")
+    name for name in FIELDS if not _extra(name).get("supplied_by_graph")
 )
 """The arguments a model gives inside the graph; the graph supplies the rest."""
 
@@ -249,9 +257,7 @@ def tool_arguments_schema(profiles: ProfileRegistry) -> dict[str, Any]:
 def model_arguments_schema(targets: list[str]) -> dict[str, Any]:
     """JSON schema a model sees inside the graph: no graph-supplied arguments; an enum of targets."""
     required = [
-        n
-        for n in MODEL_ARGUMENTS
-        if FIELDS[n].is_required() or (FIELDS[n].json_schema_extra or {}).get("model_required")
+        n for n in MODEL_ARGUMENTS if FIELDS[n].is_required() or _extra(n).get("model_required")
     ]
     schema = _schema(MODEL_ARGUMENTS, required)
     schema["properties"]["specialist_profile"]["enum"] = list(targets)

@@ -124,7 +124,7 @@ def run_handover(
     pending = [c for c in pending_tool_calls(messages) if c["name"] == HANDOVER]
     if not pending:
         return {}
-    current = dict(state.get("handover") or {})
+    current: dict[str, Any] = dict(state.get("handover") or {})
     chain = list(current.get("chain") or []) if caller != ORCHESTRATOR else []
     depth = state.get("handover_depth", 0) if caller != ORCHESTRATOR else 0
     call, extra = pending[0], pending[1:]

@@ -7,6 +7,7 @@ lists (and new message objects where a request needs a reshaped copy).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from langchain_core.messages import (
     AIMessage,
@@ -90,7 +91,7 @@ def last_ai_index(messages: Sequence[BaseMessage]) -> int:
     return -1
 
 
-def pending_tool_calls(messages: Sequence[BaseMessage]) -> list[dict]:
+def pending_tool_calls(messages: Sequence[BaseMessage]) -> list[Any]:
     """Tool calls of the last assistant message that no tool message answers yet."""
     i = last_ai_index(messages)
     if i < 0:
@@ -112,7 +113,7 @@ def valid_tool_history(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
         if isinstance(m, ToolMessage):
             answered[m.tool_call_id] = answered.get(m.tool_call_id, 0) + 1
     out: list[BaseMessage] = []
-    open_ids: set[str] = set()
+    open_ids: set[Any] = set()
     for m in messages:
         if isinstance(m, AIMessage) and (m.tool_calls or m.invalid_tool_calls):
             # unparsable calls are sent as tool calls too, so they need answers as well

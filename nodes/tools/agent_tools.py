@@ -93,15 +93,23 @@ def make_read_briefing_tool(*, specialist: str, counter_for: CounterFor) -> Base
         """Stage 3: read your own briefing entries: earlier handovers to you, newest first.
         Give `topic` (a slug) for one topic; omit it for all of your topics."""
         ctx = coerce_context(runtime.context)
-        arguments = {
-            "project_root": ctx.project_root,
-            "specialist": specialist,
-            "topic": topic if isinstance(topic, str) and topic.strip() else None,
-            "max_tokens": READ_BRIEFING_MAX_TOKENS,
-            "counter": counter_for(ctx),
-        }
+        wanted = topic if isinstance(topic, str) and topic.strip() else None
+        counter = counter_for(ctx)
         if runtime.store is not None:  # what every replica wrote, not only this machine
-            return read_briefing_from_store(runtime.store, **arguments)
-        return read_briefing(**arguments)
+            return read_briefing_from_store(
+                runtime.store,
+                project_root=ctx.project_root,
+                specialist=specialist,
+                topic=wanted,
+                max_tokens=READ_BRIEFING_MAX_TOKENS,
+                counter=counter,
+            )
+        return read_briefing(
+            project_root=ctx.project_root,
+            specialist=specialist,
+            topic=wanted,
+            max_tokens=READ_BRIEFING_MAX_TOKENS,
+            counter=counter,
+        )
 
     return read_own_briefing

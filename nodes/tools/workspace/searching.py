@@ -130,7 +130,8 @@ def search_files(
     _check_budget(counter, max_tokens)
     text = _check_query(query)
     target = _resolve(project_root, path)
-    notes, walked, hits, files = _SearchNotes(), _WalkNotes(), [], 0
+    notes, walked, files = _SearchNotes(), _WalkNotes(), 0
+    hits: list[str] = []
     if target.kind == "file":
         with _opened(target, path) as fd:
             content = _text_of(fd, notes)

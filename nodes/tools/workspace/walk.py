@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 
 from ...briefing.writer import STATE_DIR
@@ -37,7 +37,7 @@ def _entry_kind(entry: os.DirEntry[str]) -> str:
 
 def _walk(
     fd: int, prefix: tuple[str, ...], notes: _WalkNotes, depth: int = 0
-) -> Iterator[tuple[int, tuple[str, ...], str]]:
+) -> Generator[tuple[int, tuple[str, ...], str], None, None]:
     """(parent fd, parts, kind) below an open folder, sorted depth first; links never followed."""
     with os.scandir(fd) as scan:
         entries = sorted(scan, key=lambda entry: entry.name)

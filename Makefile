@@ -1,0 +1,34 @@
+# Task commands. Each one uses the project's virtualenv; `make install` creates it.
+.PHONY: install test test-ci lint bench soak serve demo
+
+VENV ?= .venv
+PY := $(VENV)/bin/python
+
+install:
+	python3 -m venv $(VENV) && $(VENV)/bin/pip install -q -e ".[test]"
+
+test: install  ## the README's test command (PostgreSQL tests run when HANDOVER_POSTGRES_URL is set)
+	$(PY) -m pytest -q
+
+test-ci:  ## what CI runs: a throwaway PostgreSQL cluster, the linters, then the tests
+	bash .ci/run
+
+lint:  ## ruff (format check and lint) and mypy
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
+
+bench:  ## the benchmarks whose figures are in the README
+	$(PY) bench/bench_handover.py --check
+	$(PY) bench/bench_graph.py
+	$(PY) bench/bench_full_history.py --check
+	$(VENV)/bin/pip install -q -e ".[bench]" && $(PY) bench/bench_vs_peers.py
+
+soak:  ## 500 SIGKILLs at seeded random moments; nothing may be lost
+	$(PY) bench/soak_kills.py --kills 500 --seed 1
+
+serve:  ## langgraph dev (Studio, the SDK), offline
+	$(VENV)/bin/pip install -q -e ".[serve]" && $(VENV)/bin/langgraph dev --no-browser
+
+demo:
+	$(VENV)/bin/handover demo
