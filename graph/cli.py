@@ -1,10 +1,15 @@
 """The `handover` console command: chat, run, demo, trail.
 
 handover demo                      # scripted conversation on the offline model
-handover chat [--thread ID]        # interactive
-handover run "message" [--thread ID]
+handover chat [--thread ID] [--review]   # interactive, line editing and history per project
+handover run "message" [--thread ID] [--review]
 handover trail [--thread ID]       # the thread's handovers with tokens and briefing paths
 handover profiles                  # the specialists of this build (built-ins plus --profiles DIR)
+handover --version
+
+Replies stream under the speaker's persona marker; on a terminal a spinner shows
+who is at work (`graph/terminal/`). `--review` pauses each handover for you to
+approve, edit or reject (`graph/terminal/review.py`).
 
 Checkpoints go to `--checkpointer` (default HANDOVER_CHECKPOINTER, else the SQLite file
 <root>/.a0proj/checkpoints.sqlite): a SQLite file path or a postgresql:// URL.
@@ -18,11 +23,11 @@ import sqlite3
 import sys
 import uuid
 from collections.abc import Sequence
-from typing import Any, TextIO
+from importlib import metadata
+from typing import TextIO
 
-from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.messages import AIMessage
 
-from ..nodes.history.conversation import message_text
 from ..nodes.models.resolve import model_from_string
 from ..specialists import ORCHESTRATOR_PROFILE, ProfileFileError, ProfileRegistry, resolve_profiles
 from ..state import ORCHESTRATOR, HandoverContext, InputError
@@ -30,6 +35,7 @@ from .builder import build_graph
 from .session import (
     CheckpointerError,
     CheckpointerSpecError,
+    ReviewPending,
     close_checkpointer,
     describe_checkpointer,
     has_unfinished_step,
@@ -37,7 +43,22 @@ from .session import (
     open_checkpointer,
     run_turn,
     thread_config,
+    thread_status,
 )
+from .terminal import (
+    ChatHistory,
+    Printer,
+    Prompter,
+    ReviewDeferred,
+    TerminalReviewer,
+    agent_label,
+    label_of,
+    load_readline,
+    plural,
+)
+from .terminal.review import EDIT_HELP
+
+__all__ = ["Printer", "failure_advice", "label_of", "main"]
 
 DEMO_SCRIPT = (
     "Hi! We're starting the marketing site for our app. We decided to use React, and the "
@@ -61,9 +82,9 @@ DEEP_FULL_HISTORY_CAP = 3000
 
 def seed_long_conversation(graph, thread: str, messages: int) -> None:  # type: ignore[no-untyped-def]
     """Give a demo thread a long earlier conversation with the orchestrator."""
-    from langchain_core.messages import HumanMessage
+    from langchain_core.messages import BaseMessage, HumanMessage
 
-    seeded = []
+    seeded: list[BaseMessage] = []
     for i in range(messages // 2):
         seeded.append(
             HumanMessage(
@@ -80,72 +101,26 @@ def seed_long_conversation(graph, thread: str, messages: int) -> None:  # type: 
     graph.update_state(thread_config(thread), {"messages": seeded}, as_node=ORCHESTRATOR)
 
 
-class Printer:
-    """Prints graph events the way a person reads a conversation."""
-
-    def __init__(self, out: TextIO, profiles: ProfileRegistry | None = None) -> None:
-        self.out = out
-        self.profiles = profiles if profiles is not None else resolve_profiles()
-
-    def __call__(self, node: str, update: dict[str, Any]) -> None:
-        if node == "resume":
-            pending = update.get("pending")
-            self.say(
-                f"♻️  Resuming the unfinished turn of: {pending[:80]!r}"
-                if pending
-                else "♻️  Resuming the step a previous run left unfinished."
-            )
-            return
-        records = update.get("handovers") or []
-        for record in records:
-            if record["kind"] != "return":
-                self.trail_event(record)
-        for message in update.get("messages") or []:
-            if isinstance(message, AIMessage) and message_text(message).strip():
-                self.say(f"{label_of(message, self.profiles)} {message_text(message).strip()}")
-            elif isinstance(message, ToolMessage) and message.name not in (
-                "handover_to_specialist",
-                "return_to_orchestrator",
-            ):
-                first = message_text(message).splitlines()[0] if message_text(message) else ""
-                icon = "📚" if message.name in ("request_full_history", "read_briefing") else "🔧"
-                self.say(f"   {icon} {message.name}: {first}")
-        for record in records:
-            if record["kind"] == "return":
-                self.trail_event(record)
-
-    def trail_event(self, r: dict[str, Any]) -> None:
-        if r["kind"] == "handover":
-            self.say(f"🔄 Handoff to: {r['to_agent']}")
-            self.say(f"📝 Reason: {r['reason']}")
-            self.say(
-                f"📦 Package: {r['estimated_tokens']} tokens, return condition "
-                f"{r['return_condition']}; briefing: {r['briefing_path']}"
-            )
-        elif r["kind"] == "refused":
-            self.say(f"⛔ Handoff to {r['to_agent']} refused: {r.get('error', '')}")
-        else:
-            self.say(f"↩️  {r['from_agent']} hands back to the orchestrator: {r['reason']}")
-
-    def say(self, text: str) -> None:
-        print(text, file=self.out, flush=True)
+DEFAULT_THREAD = "main"
+REVIEW_HELP = (
+    "pause every handover for you to approve, edit or reject it (a/e/r) before it is carried "
+    "out; a review a previous run left waiting is asked first. "
+    + EDIT_HELP
+    + " Reject asks for a reason, which the caller reads. With `run`, the answers come from "
+    "stdin, one per line."
+)
 
 
-def label_of(message: AIMessage, profiles: ProfileRegistry) -> str:
-    """`🖌️ [frontend designer]` for a specialist's reply, `🧭 [orchestrator]` for the orchestrator."""
-    meta = message.response_metadata or {}
-    if meta.get("persona_marker"):
-        marker = meta["persona_marker"]
-        if message.name == ORCHESTRATOR:
-            marker = "[orchestrator]"
-        return f"{meta.get('persona_emoji', '')} {marker}".strip()
-    profile = profiles.get(message.name or "")
-    return profile.label if profile else f"[{message.name or 'assistant'}]"
+def package_version() -> str:
+    """The installed version of this package (`importlib.metadata`)."""
+    try:
+        return metadata.version("specialist-handover")
+    except metadata.PackageNotFoundError:  # run from a source tree that is not installed
+        return "unknown (not installed)"
 
 
 def _parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--thread", default=None, help="conversation thread id")
     common.add_argument(
         "--project-root",
         default=None,
@@ -173,15 +148,40 @@ def _parser() -> argparse.ArgumentParser:
         help="a folder of profile files added to the built-in specialists "
         "(default: HANDOVER_PROFILES)",
     )
-    parser = argparse.ArgumentParser(
-        prog="handover", description="Talk to an orchestrator that hands over to specialists."
+    thread = argparse.ArgumentParser(add_help=False)
+    thread.add_argument(
+        "--thread", default=None, help=f"conversation thread id (default: {DEFAULT_THREAD})"
     )
+    review = argparse.ArgumentParser(add_help=False)
+    review.add_argument("--review", action="store_true", help=REVIEW_HELP)
+    parser = argparse.ArgumentParser(
+        prog="handover",
+        description="Talk to an orchestrator that hands over to specialists.",
+        epilog=f"Conversations live on threads: --thread ID (default: {DEFAULT_THREAD}; demo "
+        "makes a new demo-<random> each time). `handover COMMAND --help` shows a command's "
+        "options.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("chat", parents=[common], help="interactive conversation")
-    run = sub.add_parser("run", parents=[common], help="send one message (scriptable)")
+    sub.add_parser(
+        "chat",
+        parents=[thread, common, review],
+        help="interactive conversation",
+        description="An interactive conversation: replies stream under the speaker's marker; "
+        "line editing and a history per project (<root>/.a0proj/chat_history). Type 'trail' "
+        "for the handovers, 'resume' to finish a turn that failed, 'exit' or Ctrl-D to leave.",
+    )
+    run = sub.add_parser(
+        "run", parents=[thread, common, review], help="send one message (scriptable)"
+    )
     run.add_argument("message", help="the user message")
     demo = sub.add_parser(
         "demo", parents=[common], help="a scripted conversation on the offline model"
+    )
+    demo.add_argument(
+        "--thread",
+        default=None,
+        help="conversation thread id (default: demo-<random>, a new thread each time)",
     )
     demo.add_argument(
         "--scenario",
@@ -190,9 +190,11 @@ def _parser() -> argparse.ArgumentParser:
         help="basic: handover, specialist turns, return; deep: a 1,000-message history, "
         "request_full_history (capped and compacted), a chain of two specialists, a return",
     )
-    sub.add_parser("trail", parents=[common], help="print a thread's handovers")
+    sub.add_parser("trail", parents=[thread, common], help="print a thread's handovers")
     sub.add_parser(
-        "resume", parents=[common], help="finish a turn a failure or crash left unfinished"
+        "resume",
+        parents=[thread, common, review],
+        help="finish a turn a failure or crash left unfinished",
     )
     sub.add_parser("profiles", parents=[common], help="list the specialists of this build")
     return parser
@@ -204,6 +206,8 @@ def _context(args: argparse.Namespace) -> HandoverContext:
         ctx.project_root = args.project_root
     if args.model:
         ctx.model = args.model
+    if getattr(args, "review", False):
+        ctx.review_handovers = True
     if args.command == "demo":
         ctx.model = "offline"
         if args.scenario == "deep":
@@ -290,23 +294,64 @@ def _main_with(  # type: ignore[no-untyped-def]
         print(f"handover: error: {exc}", file=sys.stderr)
         return 2
     printer = Printer(out, profiles)
-    thread = args.thread or ("demo-" + uuid.uuid4().hex[:8] if args.command == "demo" else "main")
+    thread = args.thread or (
+        "demo-" + uuid.uuid4().hex[:8] if args.command == "demo" else DEFAULT_THREAD
+    )
     if args.command == "trail":
         return _print_trail(graph, thread, printer)
     printer.say(_model_banner(ctx))
     printer.say(f"Thread: {thread}   checkpoints: {where}")
     try:
+        if args.command in ("chat", "run", "resume"):
+            _say_who_holds(graph, thread, printer)
         _run_command(args, graph, thread, ctx, printer)
     except KeyboardInterrupt:
         printer.say("\ninterrupted; the conversation is saved and continues on the next run")
         return 130
     except InputError as exc:  # refused before anything was stored
+        printer.idle()
         print(f"handover: error: {exc}", file=sys.stderr)
         return 2
+    except ReviewPending:  # refused before anything was stored
+        printer.idle()
+        print(
+            f"handover: error: a handover on thread {thread!r} waits for your review; answer "
+            f"it first with --review (`handover run --review ... --thread {thread}`, "
+            f"`handover chat --review --thread {thread}` or `handover resume --review --thread "
+            f"{thread}`). Your message was not stored.",
+            file=sys.stderr,
+        )
+        return 2
     except Exception as exc:  # a model or network failure: a message, not a traceback
+        printer.idle()
         print(failure_advice(graph, thread, exc), file=sys.stderr)
         return 1
+    finally:
+        printer.idle()
     return 0
+
+
+def _say_who_holds(graph, thread: str, printer: Printer) -> None:  # type: ignore[no-untyped-def]
+    """`↪ Thread 'main' continues with 🖌️ [frontend designer].` for a thread already started."""
+    status = thread_status(graph, thread)
+    if not status["started"]:
+        return
+    holder = agent_label(status["active_agent"], printer.profiles)
+    line = f"↪ Thread {thread!r} continues with {holder}"
+    if status["reviews"]:
+        request = status["reviews"][0]
+        caller = request.get("from_agent") if isinstance(request, dict) else None
+        target = request.get("specialist_profile") if isinstance(request, dict) else None
+        if caller:
+            line = f"↪ Thread {thread!r} continues with {agent_label(caller, printer.profiles)}"
+        line += (
+            f"; its handover to {agent_label(str(target), printer.profiles)} waits for your review"
+            if target
+            else "; a handover waits for your review"
+        )
+    elif status["unfinished"]:
+        line += "; a step left unfinished is completed first"
+    printer.say(line + ".")
 
 
 def failure_advice(graph, thread: str, exc: BaseException, *, in_chat: bool = False) -> str:  # type: ignore[no-untyped-def]
@@ -328,13 +373,27 @@ def failure_advice(graph, thread: str, exc: BaseException, *, in_chat: bool = Fa
 
 
 def _run_command(args, graph, thread: str, ctx: HandoverContext, printer: Printer) -> None:  # type: ignore[no-untyped-def]
+    prompter = Prompter(printer)
+    reviewer = TerminalReviewer(printer, prompter.ask)
     if args.command == "run":
-        _turn(graph, args.message, thread, ctx, printer)
+        _turn(graph, args.message, thread, ctx, printer, reviewer if args.review else None)
     elif args.command == "resume":
         if not has_unfinished_step(graph, thread_config(thread)):
             printer.say(f"Nothing to resume on thread {thread!r}.")
             return
-        values = run_turn(graph, None, thread_id=thread, context=ctx, on_event=printer)
+        try:
+            values = run_turn(
+                graph,
+                None,
+                thread_id=thread,
+                context=ctx,
+                on_event=printer,
+                on_review=reviewer if args.review else None,
+                live=True,
+            )
+        except ReviewDeferred:
+            printer.say(DEFERRED)
+            return
         printer.say(f"   (next message goes to: {values.get('active_agent', ORCHESTRATOR)})")
     elif args.command == "demo":
         printer.say(
@@ -344,7 +403,7 @@ def _run_command(args, graph, thread: str, ctx: HandoverContext, printer: Printe
             "comes back (↩️) when the user asks or the task is done. The line after each turn "
             "says who gets the next message."
         )
-        script = DEMO_SCRIPT
+        script: Sequence[str] = DEMO_SCRIPT
         if args.scenario == "deep":
             seed_long_conversation(graph, thread, DEEP_HISTORY_MESSAGES)
             printer.say(
@@ -357,46 +416,125 @@ def _run_command(args, graph, thread: str, ctx: HandoverContext, printer: Printe
         printer.say(f"\nDemo done. See the trail with: handover trail --thread {thread}")
         _print_trail(graph, thread, printer)
     else:
-        _chat(graph, thread, ctx, printer)
+        _chat(graph, thread, ctx, printer, prompter, reviewer)
 
 
-def _turn(graph, text: str, thread: str, ctx: HandoverContext, printer: Printer) -> None:  # type: ignore[no-untyped-def]
+DEFERRED = (
+    "⏸️  The handover waits for your review; it is asked first next time (`handover chat "
+    "--review`, `handover run --review ...` or `handover resume --review` on this thread)."
+)
+
+
+def _turn(
+    graph, text: str, thread: str, ctx: HandoverContext, printer: Printer, reviewer=None
+) -> None:  # type: ignore[no-untyped-def]
+    status = thread_status(graph, thread)
+    if status["reviews"] and reviewer is None:  # refused before the message is shown or stored
+        raise ReviewPending(f"thread {thread!r} has a handover waiting for review")
     printer.say(f"\n🧑 You: {text}")
-    values = run_turn(graph, text, thread_id=thread, context=ctx, on_event=printer)
+    printer.thinking(status["active_agent"])
+    try:
+        values = run_turn(
+            graph,
+            text,
+            thread_id=thread,
+            context=ctx,
+            on_event=printer,
+            on_review=reviewer,
+            live=True,
+        )
+    except ReviewDeferred:
+        printer.say(DEFERRED)
+        return
+    finally:
+        printer.idle()
     active = values.get("active_agent", ORCHESTRATOR)
     printer.say(f"   (next message goes to: {active})")
 
 
-def _chat(graph, thread: str, ctx: HandoverContext, printer: Printer) -> None:  # type: ignore[no-untyped-def]
+def _chat(
+    graph,
+    thread: str,
+    ctx: HandoverContext,
+    printer: Printer,
+    prompter: Prompter,
+    reviewer: TerminalReviewer,
+) -> None:  # type: ignore[no-untyped-def]
+    history = ChatHistory(
+        ctx.project_root, printer, readline=load_readline() if prompter.interactive else None
+    )
+    if prompter.interactive:
+        history.load()
     printer.say(
         "Type a message (Ctrl-D or 'exit' to leave, 'trail' for the handovers, 'resume' to "
-        "finish a turn that failed)."
+        "finish a turn that failed"
+        + ("; ↑/↓ recall earlier lines)." if history.readline is not None else ").")
     )
-    # finish a step a crash left unfinished before the first new message
-    run_turn(graph, None, thread_id=thread, context=ctx, on_event=printer)
+    # finish a step a crash left unfinished, or a review left waiting, before the first message
+    try:
+        values = run_turn(
+            graph,
+            None,
+            thread_id=thread,
+            context=ctx,
+            on_event=printer,
+            on_review=reviewer,
+            live=True,
+        )
+    except ReviewDeferred:
+        printer.say(DEFERRED)
+        values = graph.get_state(thread_config(thread)).values
+    except Exception as exc:  # keep the chat going; say what happened and what to do
+        printer.say(failure_advice(graph, thread, exc, in_chat=True))
+        values = graph.get_state(thread_config(thread)).values
+    finally:
+        printer.idle()
+    active = (values or {}).get("active_agent", ORCHESTRATOR)
     while True:
         try:
-            text = input("🧑 You: ").strip()
+            text = prompter.ask("🧑 You: ").strip()
         except (EOFError, KeyboardInterrupt):
-            printer.say("")
+            if prompter.interactive:  # the cursor is still after the prompt
+                printer.say("")
             return
         if text in ("exit", "quit"):
             return
+        if prompter.interactive:
+            history.add(text)
         if text == "trail":
             _print_trail(graph, thread, printer)
             continue
-        if text:
-            message = None if text == "resume" else text
-            try:
-                values = run_turn(graph, message, thread_id=thread, context=ctx, on_event=printer)
-            except Exception as exc:  # keep the chat going; say what happened and what to do
-                printer.say(failure_advice(graph, thread, exc, in_chat=True))
-                continue
-            printer.say(f"   (next message goes to: {values.get('active_agent', ORCHESTRATOR)})")
+        if not text:
+            continue
+        message = None if text == "resume" else text
+        printer.thinking(active)
+        try:
+            values = run_turn(
+                graph,
+                message,
+                thread_id=thread,
+                context=ctx,
+                on_event=printer,
+                on_review=reviewer,
+                live=True,
+            )
+        except ReviewDeferred:
+            printer.say(DEFERRED)
+            continue
+        except Exception as exc:  # keep the chat going; say what happened and what to do
+            printer.say(failure_advice(graph, thread, exc, in_chat=True))
+            continue
+        finally:
+            printer.idle()
+        active = values.get("active_agent", ORCHESTRATOR)
+        printer.say(f"   (next message goes to: {active})")
 
 
 def _print_profiles(profiles: ProfileRegistry, out: TextIO) -> int:
-    print(f"{len(profiles)} profiles ({len(profiles.specialists)} specialists):", file=out)
+    count = (
+        f"{plural(len(profiles), 'profile')} ({plural(len(profiles.specialists), 'specialist')})"
+    )
+    print(f"{count}:", file=out)
     for name, profile in profiles.items():
         role = "orchestrator" if name == ORCHESTRATOR_PROFILE else "specialist"
         tools = f"  tools: {', '.join(profile.tools)}" if profile.tools else ""
@@ -412,7 +550,7 @@ def _print_trail(graph, thread: str, printer: Printer) -> int:  # type: ignore[n
     if not values:
         printer.say(f"No conversation on thread {thread!r} yet.")
         return 1
-    printer.say(f"Handover trail of thread {thread!r} ({len(records)} events):")
+    printer.say(f"Handover trail of thread {thread!r} ({plural(len(records), 'event')}):")
     for i, r in enumerate(records, 1):
         if r["kind"] == "handover":
             printer.say(

@@ -17,12 +17,14 @@ import os
 import re
 import sqlite3
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit, urlunsplit
 
 from langchain_core.messages import HumanMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Command
 
 from ..nodes.briefing.writer import STATE_DIR
 from ..state import HandoverContext, HandoverState
@@ -170,7 +172,9 @@ def postgres_checkpointer(url: str) -> Any:
         raise CheckpointerSpecError(
             f"malformed PostgreSQL URL {shown!r}: {_first_line(exc, url)}"
         ) from None
-    extra = {} if "connect_timeout" in options else {"connect_timeout": POSTGRES_CONNECT_TIMEOUT}
+    extra: dict[str, Any] = (
+        {} if "connect_timeout" in options else {"connect_timeout": POSTGRES_CONNECT_TIMEOUT}
+    )
     try:
         conn = psycopg.Connection.connect(
             url, autocommit=True, prepare_threshold=0, row_factory=dict_row, **extra
@@ -239,7 +243,7 @@ def thread_config(thread_id: str) -> dict[str, Any]:
 
 def has_unfinished_step(graph: CompiledStateGraph, config: dict[str, Any]) -> bool:
     """True when a crash left a step to finish (`.next` or `.tasks` non-empty)."""
-    snapshot = graph.get_state(config)
+    snapshot = graph.get_state(cast(RunnableConfig, config))
     return bool(snapshot.next or snapshot.tasks)
 
 
@@ -252,32 +256,104 @@ def pending_message(snapshot: Any) -> str | None:
     return None
 
 
+def thread_status(graph: CompiledStateGraph, thread_id: str) -> dict[str, Any]:
+    """Where a thread stands: `started` (it holds messages), `active_agent` (who gets the
+    next message), `reviews` (handovers waiting for review) and `unfinished` (a step to
+    finish first)."""
+    snapshot = graph.get_state(cast(RunnableConfig, thread_config(thread_id)))
+    values = snapshot.values or {}
+    return {
+        "started": bool(values.get("messages")),
+        "active_agent": values.get("active_agent") or "orchestrator",
+        "reviews": pending_reviews(snapshot),
+        "unfinished": bool(snapshot.next or snapshot.tasks),
+    }
+
+
+class ReviewPending(RuntimeError):
+    """A handover waits for a person's review; answer it before sending anything else."""
+
+
+Reviewer = Callable[[dict[str, Any]], Any]
+"""Answers a handover review: gets the interrupt's value, returns the resume value."""
+
+
+def pending_reviews(snapshot: Any) -> list[Any]:
+    """The review requests (interrupt values) a thread is paused on."""
+    return [item.value for item in getattr(snapshot, "interrupts", ()) or ()]
+
+
 def stream_turn(
     graph: CompiledStateGraph,
     text: str | None,
     *,
     thread_id: str,
     context: HandoverContext,
+    on_review: Reviewer | None = None,
+    live: bool = False,
 ) -> Iterator[Event]:
     """Resume anything unfinished, then run one user turn; yield (node, update) events.
 
     After each step comes a `("__values__", state)` event: the thread's state values.
+    A handover paused for review yields `("review", {"request": ...})`; `on_review`
+    answers it and the run goes on. Without `on_review` the thread stays paused,
+    and a new message is refused (`ReviewPending`) until the review is answered.
+    `("resume", {"pending": text, "review": bool})` says an unfinished step (or a
+    waiting review) is taken up first.
+
+    With `live=True` the run is streamed with `subgraphs=True` and the agents' inner
+    steps come too (see `LIVE_EVENTS`): each model token, each task as it starts,
+    and each step of an agent's loop as it ends.
 
     When the unfinished step was this very message (a run that failed before
     answering it), resuming answers it and the message is not sent twice.
     """
     config = thread_config(thread_id)
     with one_writer(graph.checkpointer, config):  # resume and send as one run of the thread
-        snapshot = graph.get_state(config)
+        snapshot = graph.get_state(cast(RunnableConfig, config))
         if snapshot.next or snapshot.tasks:
             pending = pending_message(snapshot)
-            yield ("resume", {"pending": pending})
-            yield from _updates(graph, None, config, context)
+            reviews = pending_reviews(snapshot)
+            if reviews and on_review is None:
+                if text is None:
+                    yield ("review", {"request": reviews[0]})
+                    return
+                raise ReviewPending(
+                    f"thread {thread_id!r} has a handover waiting for review; answer it "
+                    "first (approve, edit or reject)"
+                )
+            yield ("resume", {"pending": pending, "review": bool(reviews)})
+            first: Command | None = None
+            if reviews and on_review is not None:
+                answer = on_review(reviews[0])
+                yield ("review", {"request": reviews[0], "answer": answer})
+                first = Command(resume=answer)
+            yield from _drive(graph, first, config, context, on_review, live)
             if text is not None and text == pending:
                 return
         if text is not None:
             message = HumanMessage(content=text)
-            yield from _updates(graph, {"messages": [message]}, config, context)
+            yield from _drive(graph, {"messages": [message]}, config, context, on_review, live)
+
+
+def _drive(graph, payload, config, context, on_review, live=False) -> Iterator[Event]:  # type: ignore[no-untyped-def]
+    """Run, answering every review on the way (or stopping at the first without a reviewer)."""
+    while True:
+        requests: list[Any] = []
+        stream = _live_updates if live else _updates
+        for node, update in stream(graph, payload, config, context):
+            if node == "__interrupt__":
+                requests += [getattr(item, "value", item) for item in update]
+                continue
+            yield node, update
+        if not requests:
+            return
+        if on_review is None:
+            yield ("review", {"request": requests[0]})
+            return
+        answer = on_review(requests[0])
+        yield ("review", {"request": requests[0], "answer": answer})
+        payload = Command(resume=answer)
 
 
 def _updates(graph, payload, config, context) -> Iterator[Event]:  # type: ignore[no-untyped-def]
@@ -293,7 +369,105 @@ def _updates(graph, payload, config, context) -> Iterator[Event]:  # type: ignor
             yield "__values__", chunk
             continue
         for node, update in chunk.items():
-            yield node, update or {}
+            yield node, update if node == "__interrupt__" else (update or {})
+
+
+TOKEN_EVENT = "__token__"
+TASK_EVENT = "__task__"
+STEP_EVENT = "__step__"
+LIVE_EVENTS = (TOKEN_EVENT, TASK_EVENT, STEP_EVENT)
+"""The events `live=True` adds (names no node can have):
+
+- `("__token__", {"agent", "persona_marker", "text", "id", "ns"})`: a piece of a
+  model's reply as it arrives (`stream_mode="messages"`; the whole reply at once
+  for a model that does not stream), `id` being the reply's message id;
+- `("__task__", {"agent", "node", "tool", "ns"})`: a step starts; `node` is a graph
+  node (`ns` empty, `agent` the node) or a step of an agent's loop (`model` or
+  `tools`, with the tool's name);
+- `("__step__", {"agent", "node", "update", "ns"})`: a step of an agent's loop
+  ended with this update (the model's reply with its tool calls, a tool's result).
+"""
+
+
+def agent_of(ns: tuple[str, ...]) -> str:
+    """The graph node an agent's inner step runs under: `("frontend_designer:<id>",)` ->
+    `frontend_designer`."""
+    return ns[0].split(":", 1)[0] if ns else ""
+
+
+def _chunk_text(message: Any) -> str:
+    content = getattr(message, "content", "")
+    if isinstance(content, str):
+        return content
+    parts = []
+    for block in content or []:
+        if isinstance(block, str):
+            parts.append(block)
+        elif isinstance(block, dict) and block.get("type") == "text":
+            parts.append(str(block.get("text", "")))
+    return "".join(parts)
+
+
+def _live_updates(graph, payload, config, context) -> Iterator[Event]:  # type: ignore[no-untyped-def]
+    """`_updates`, streamed with `subgraphs=True`, plus the live events."""
+    for ns, mode, chunk in graph.stream(
+        payload,
+        config,
+        context=context,
+        stream_mode=["updates", "values", "messages", "tasks"],
+        subgraphs=True,
+        output_keys=STATE_KEYS,
+        durability="sync",
+    ):
+        ns = tuple(ns or ())
+        if mode == "messages":
+            message, meta = chunk
+            if (meta or {}).get("langgraph_node") != "model" or message.type not in (
+                "ai",
+                "AIMessageChunk",
+            ):
+                continue
+            text = _chunk_text(message)
+            if text:
+                yield (
+                    TOKEN_EVENT,
+                    {
+                        "agent": meta.get("agent") or agent_of(ns),
+                        "persona_marker": meta.get("persona_marker") or "",
+                        "text": text,
+                        "id": message.id,
+                        "ns": ns,
+                    },
+                )
+        elif mode == "tasks":
+            if "input" not in chunk:  # a task's result: its update comes as well
+                continue
+            tool = None
+            call = chunk["input"].get("tool_call") if isinstance(chunk["input"], dict) else None
+            if isinstance(call, dict):
+                tool = call.get("name")
+            yield (
+                TASK_EVENT,
+                {
+                    "agent": agent_of(ns) if ns else chunk["name"],
+                    "node": chunk["name"],
+                    "tool": tool,
+                    "ns": ns,
+                },
+            )
+        elif ns:  # an agent's inner step
+            if mode == "updates":
+                for node, update in chunk.items():
+                    if node != "__interrupt__":
+                        yield (
+                            STEP_EVENT,
+                            {"agent": agent_of(ns), "node": node, "update": update or {}, "ns": ns},
+                        )
+        elif mode == "values":
+            yield "__values__", chunk
+        else:
+            for node, update in chunk.items():
+                yield node, update if node == "__interrupt__" else (update or {})
 
 
 def run_turn(
@@ -303,12 +477,25 @@ def run_turn(
     thread_id: str,
     context: HandoverContext,
     on_event: Callable[[str, dict[str, Any]], None] | None = None,
+    on_review: Reviewer | None = None,
+    live: bool = False,
 ) -> dict[str, Any]:
-    """Run one turn (after resuming a crashed one) and return the thread's state values."""
+    """Run one turn (after resuming a crashed one) and return the thread's state values.
+
+    `on_review` answers handovers paused for review (`review_handovers` in the
+    context); without it the turn stops at the first one, the thread paused.
+    `live=True` also passes the live events (tokens, tasks, agents' steps; see
+    `LIVE_EVENTS`) to `on_event`, as the terminal shows them.
+    """
     values: dict[str, Any] | None = None
-    for node, update in stream_turn(graph, text, thread_id=thread_id, context=context):
+    events = stream_turn(
+        graph, text, thread_id=thread_id, context=context, on_review=on_review, live=live
+    )
+    for node, update in events:
         if node == "__values__":
             values = update
         elif on_event:
             on_event(node, update)
-    return values if values is not None else graph.get_state(thread_config(thread_id)).values
+    if values is None:
+        values = graph.get_state(cast(RunnableConfig, thread_config(thread_id))).values
+    return values

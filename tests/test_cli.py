@@ -40,7 +40,7 @@ def test_demo_shows_a_handover_a_specialist_turn_and_a_return(root):
     assert str(root / ".a0proj" / "handover") in text
     assert "🖌️ [frontend designer] I'm the frontend designer" in text
     assert "↩️  frontend_designer hands back to the orchestrator" in text
-    assert "🧭 [orchestrator] Back with the orchestrator." in text
+    assert "🧭 [a0 software orchestrator] Back with the orchestrator." in text
     assert "Handover trail of thread 'd1'" in text
     briefings = list((root / ".a0proj" / "handover").glob("frontend-designer-*.md"))
     assert len(briefings) == 1
@@ -97,7 +97,7 @@ def test_console_script_is_installed_and_runs(root):
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
-    assert "🧭 [orchestrator]" in done.stdout
+    assert "🧭 [a0 software orchestrator]" in done.stdout
     bad = subprocess.run([exe, "nonsense"], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
 
@@ -111,7 +111,7 @@ def test_deep_demo_shows_stage_2_a_chain_and_a_return(root):
     assert "compacted" in stage2 and "(cap 3,000)" in stage2
     assert "🔄 Handoff to: security_data_engineer" in text
     assert "↩️  security_data_engineer hands back to the orchestrator" in text
-    assert "🧭 [orchestrator] Back with the orchestrator." in text
+    assert "🧭 [a0 software orchestrator] Back with the orchestrator." in text
 
 
 def test_a_model_that_cannot_be_used_is_refused_before_the_message_is_stored(root, capsys):
@@ -122,7 +122,7 @@ def test_a_model_that_cannot_be_used_is_refused_before_the_message_is_stored(roo
     assert "Traceback" not in err
     # nothing was stored, so the same command with a usable model stores "hello" once
     code, text = run_cli("run", "hello", "--model", "offline", "--thread", "m")
-    assert code == 0 and "🧭 [orchestrator]" in text
+    assert code == 0 and "🧭 [a0 software orchestrator]" in text
     code, trail = run_cli("trail", "--thread", "m")
     from specialist_handover import build_graph
     from specialist_handover.graph.session import sqlite_checkpointer, thread_config
@@ -162,7 +162,7 @@ def test_chat_reads_messages_until_exit(root):
     assert done.returncode == 0, done.stderr
     assert "🔄 Handoff to: frontend_designer" in done.stdout
     assert "🖌️ [frontend designer] Continuing on" in done.stdout
-    assert "Handover trail of thread 'chat1' (1 events)" in done.stdout
+    assert "Handover trail of thread 'chat1' (1 event)" in done.stdout
 
 
 def test_printer_shows_handoffs_refusals_and_returns_in_the_documented_words():

@@ -142,7 +142,7 @@ def test_same_thread_continues_with_the_same_agent_after_the_process_exits(tmp_p
     other = _run_cli(
         ["run", "Make it darker.", "--thread", "t2", "--project-root", str(root)], cwd=root
     )
-    assert "🧭 [orchestrator]" in other.stdout
+    assert "🧭 [a0 software orchestrator]" in other.stdout
 
 
 def test_a_killed_process_resumes_on_the_next_message(tmp_path):

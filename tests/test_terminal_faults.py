@@ -105,7 +105,7 @@ def test_resume_command_finishes_a_failed_turn(root, monkeypatch, capsys):
         capsys.readouterr()
         responder.down = False
         code, text = run_cli("resume", "--model", "openai:gpt-4o", "--thread", "r")
-        assert code == 0 and "🧭 [orchestrator]" in text
+        assert code == 0 and "🧭 [a0 software orchestrator]" in text
     assert [m.type for m in stored(root, "r")] == ["human", "ai"]
 
 

@@ -1,0 +1,177 @@
+"""Reviewing a handover in the terminal (`handover chat --review`, `handover run --review`).
+
+The package is shown readably, then `approve / edit / reject`:
+
+- approve (`a`): the handover is carried out;
+- edit (`e`): pick a field by name or number (specialist, topic, summary, reason,
+  decisions, artifacts, return condition), then give its new value. A text field
+  takes one line. A list (decisions, artifacts) takes one item per line, ended by
+  an empty line; `-` alone empties it. An empty answer leaves the field as it was.
+  The graph checks and counts the package again and it is shown again; an edit
+  that does not validate shows its error and the package as it stood;
+- reject (`r`): asks for a reason, which the caller (usually the orchestrator)
+  reads; nothing is written and it answers you.
+
+The end of input (Ctrl-D, or a pipe that runs dry) leaves the handover waiting;
+it is asked again first the next time (`ReviewDeferred`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ...specialists import ProfileRegistry
+from ...state import RETURN_CONDITIONS
+from .printer import Printer
+from .text import CONTROL, agent_label
+
+Ask = Callable[[str], str]
+
+FIELDS: tuple[tuple[str, str, str], ...] = (
+    ("specialist", "specialist_profile", "text"),
+    ("topic", "topic", "text"),
+    ("summary", "summary", "text"),
+    ("reason", "handover_reason", "text"),
+    ("decisions", "decisions", "list"),
+    ("artifacts", "artifacts", "list"),
+    ("return condition", "return_condition", "text"),
+)
+"""(what the person calls it, the package's key, text or list), numbered 1-7 on screen."""
+
+ACTION_PROMPT = "approve / edit / reject? [a/e/r] "
+FIELD_NAMES = ", ".join(name for name, _, _ in FIELDS)
+EDIT_HELP = (
+    "Edit: name a field or give its number; a list (decisions, artifacts) takes one item per "
+    "line, ended by an empty line ('-' alone empties it); an empty answer keeps the field."
+)
+
+
+class ReviewDeferred(Exception):
+    """The input ended before the review was answered; the handover keeps waiting."""
+
+
+def _indent(value: str, width: int) -> str:
+    """Continuation lines indented to the value's column; control characters (escape
+    sequences a model might put in a field) shown as `�`, never sent to the terminal."""
+    lines = [CONTROL.sub("�", line) for line in value.splitlines()]
+    return ("\n" + " " * width).join(lines or [""])
+
+
+def package_lines(request: dict[str, Any], profiles: ProfileRegistry) -> list[str]:
+    """The package as the reviewer reads it, one field per line, numbered for editing."""
+    specialist = str(request.get("specialist_profile", ""))
+    caller = agent_label(str(request.get("from_agent", "")), profiles)
+    target = agent_label(specialist, profiles)
+    lines = [f"📋 Handover for your review: {caller} → {target}"]
+    column = 24
+
+    def field(number: str, name: str, value: str) -> None:
+        head = f"   {number:>2} {name}".ljust(column - 1) + " "
+        lines.append(head + _indent(value, column))
+
+    for i, (name, key, kind) in enumerate(FIELDS, 1):
+        value = request.get(key)
+        if key == "specialist_profile":
+            shown = f"{target} ({specialist})" if target != f"[{specialist}]" else specialist
+        elif kind == "list":
+            items = [str(item) for item in value or []]
+            shown = "\n".join(f"• {item}" for item in items) if items else "(none)"
+        else:
+            shown = str(value) if value not in (None, "") else "(none)"
+        field(str(i), name, shown)
+    field(
+        "",
+        "tokens",
+        f"{request.get('estimated_tokens', '?')} of {request.get('max_context_tokens', '?')}",
+    )
+    for warning in request.get("warnings") or []:
+        lines.append(f"   ⚠️  {warning}")
+    if request.get("error"):
+        lines.append(f"   ❌ {request['error']}")
+    return lines
+
+
+class TerminalReviewer:
+    """`on_review` for `run_turn`: shows the package, asks, returns the resume value."""
+
+    def __init__(self, printer: Printer, ask: Ask) -> None:
+        self.printer = printer
+        self.ask_line = ask
+
+    def ask(self, prompt: str) -> str:
+        try:
+            return self.ask_line(prompt)
+        except EOFError:
+            raise ReviewDeferred("the handover waits for your review") from None
+
+    def __call__(self, request: dict[str, Any]) -> dict[str, Any]:
+        self.printer.idle()
+        for line in package_lines(request, self.printer.profiles):
+            self.printer.say(line)
+        while True:
+            action = self.action()
+            if action == "approve":
+                self.printer.say("✅ Approved.")
+                return {"action": "approve"}
+            if action == "reject":
+                reason = self.ask("Reason (the caller reads it): ").strip()
+                self.printer.say(f"❌ Rejected: {reason or 'no reason given'}")
+                return {"action": "reject", "reason": reason}
+            edit = self.edit(request)
+            if edit is not None:
+                self.printer.say("✏️  Edited; the package is checked and counted again.")
+                return {"action": "edit", **edit}
+
+    def action(self) -> str:
+        while True:
+            answer = self.ask(ACTION_PROMPT).strip().lower()
+            for action in ("approve", "edit", "reject"):
+                if answer and action.startswith(answer):
+                    return action
+            self.printer.say("Please answer approve, edit or reject (a, e or r).")
+
+    def edit(self, request: dict[str, Any]) -> dict[str, Any] | None:
+        """One field's new value, or None when the person changes their mind."""
+        self.printer.say(EDIT_HELP)
+        while True:
+            answer = self.ask(f"Which field? ({FIELD_NAMES}; or 1-{len(FIELDS)}) ").strip()
+            if not answer:
+                return None
+            chosen = pick_field(answer)
+            if chosen is not None:
+                break
+            self.printer.say(f"No field {answer!r}; the fields are {FIELD_NAMES}.")
+        name, key, kind = chosen
+        if kind == "list":
+            self.printer.say(
+                f"New {name}, one per line; an empty line ends ('-' alone empties the list, "
+                "nothing keeps it):"
+            )
+            items: list[str] = []
+            while True:
+                line = self.ask("  > ").strip()
+                if not line:
+                    break
+                items.append(line)
+            if not items:
+                return None
+            return {key: [] if items == ["-"] else items}
+        hint = {
+            "return_condition": f" ({', '.join(RETURN_CONDITIONS)})",
+            "specialist_profile": " (a profile name, e.g. solution_architect)",
+        }.get(key, "")
+        value = self.ask(f"New {name}{hint}: ").strip()
+        return {key: value} if value else None
+
+
+def pick_field(answer: str) -> tuple[str, str, str] | None:
+    """The field an answer names: `topic`, `3`, `return condition`, `return_condition`, `reason`."""
+    text = answer.strip().lower().replace("_", " ")
+    if text.isdigit() and 1 <= int(text) <= len(FIELDS):
+        return FIELDS[int(text) - 1]
+    for field in FIELDS:
+        name, key, _ = field
+        if text in (name, key.replace("_", " ")) or (len(text) >= 3 and name.startswith(text)):
+            return field
+    return None
