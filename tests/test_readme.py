@@ -65,3 +65,14 @@ def test_readme_customise_snippets_run(tmp_path, monkeypatch):
 
     (profile,) = load_profile_dir(tmp_path / "my-profiles")
     assert profile.tools == ("workspace",) and profile.marker == "[data scientist]"
+
+
+def test_ci_runs_the_linters_and_a_real_postgres_and_the_makefile_has_the_tasks():
+    ci = (ROOT / ".ci" / "run").read_text()
+    for line in (".venv/bin/ruff format --check .", ".venv/bin/ruff check .", ".venv/bin/mypy"):
+        assert line in ci.splitlines()
+    assert "source .ci/postgres.sh" in ci
+    makefile = (ROOT / "Makefile").read_text()
+    for target in ("test:", "lint:", "bench:", "serve:"):
+        assert f"\n{target}" in makefile
+    assert (ROOT / "LICENSE").read_text().startswith("MIT License")
