@@ -1,7 +1,8 @@
 """What the offline model reads in a request: wording cues, profile choice, tool calls.
 
 Deterministic and lexical: regular expressions over the words of the request,
-and each candidate profile's keywords. No model, no network.
+and a scorer over each candidate profile's keywords, description and prompt
+(`scorer.py`). No model, no network.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 from ....specialists import ORCHESTRATOR_PROFILE, Profile, builtin_profiles
 from ...history.extractive import ARTIFACT
 from ...tools.names import FULL_HISTORY, HANDOVER, READ_BRIEFING, RETURN
+from .scorer import best_profile
 
 GO_BACK = re.compile(
     r"\b(back to the orchestrator|go back|return to the orchestrator|hand (it )?back|"
@@ -79,7 +81,13 @@ def choose_specialist(
     profiles: Mapping[str, Profile] | None = None,
     exclude: Sequence[str] = (),
 ) -> tuple[str, list[str]] | None:
-    """The best-matching profile for a request and the keywords that matched, or None."""
+    """The best-matching profile for a request and the words that matched, or None.
+
+    A profile the text names outright wins. Otherwise the lexical scorer (`scorer.py`) weighs
+    each candidate's keywords, description and prompt against the request; chit-chat and
+    weak matches stay with the orchestrator. The matched words are the keyword phrases found,
+    else the request's own words that scored most, so a topic slug reads like the request.
+    """
     profiles = profiles if profiles is not None else builtin_profiles()
     candidates = {
         n: p for n, p in profiles.items() if n != ORCHESTRATOR_PROFILE and n not in exclude
@@ -87,16 +95,7 @@ def choose_specialist(
     named = named_profiles(text, candidates)
     if named:
         return named[0], [candidates[named[0]].title]
-    best: tuple[int, int, str, list[str]] | None = None
-    for name, profile in candidates.items():
-        hits = keyword_hits(text, profile)
-        if not hits:
-            continue
-        score = sum(len(k.split()) for _, k in hits)
-        key = (score, -hits[0][0])
-        if best is None or key > (best[0], best[1]):
-            best = (score, -hits[0][0], name, [k for _, k in hits])
-    return (best[2], best[3]) if best else None
+    return best_profile(text, candidates)
 
 
 def topic_slug(words: list[str]) -> str:

@@ -10,8 +10,10 @@ role from what it is explicitly given, never from prompt prose:
   `specialist_profile` enum says which specialists this build has;
 - bound to nothing, it summarises (stage 2 asks it to condense older turns).
 
-As the orchestrator it matches the user's request against each candidate
-profile's keywords and hands over to the best match with a topic slug, an
+As the orchestrator it scores the user's request against each candidate
+profile with a small lexical scorer (stems, synonyms and phrases drawn from
+the profile's keywords and description, see `scorer.py`) and hands over to
+the best match above a threshold with a topic slug, an
 extractive summary, decisions, artifacts (file paths it sees) and a return
 condition it reads from the wording; otherwise it answers itself. As a
 specialist it answers in the profile's voice from its package, uses the tools

@@ -1,0 +1,226 @@
+"""A deterministic lexical scorer: which candidate profile a request is about.
+
+The offline model routes with it when no profile is named outright. Each
+candidate profile is indexed once per profile set (`index_for`, in `index.py`).
+
+A request scores against each profile as the sum, over its content words, of
+the best field weight of the word's stem (`KEYWORD_TERM`, `DESCRIPTION_TERM`,
+`PROMPT_TERM` times the field's IDF), or of a synonym's (`SYNONYMS`, a table,
+at `SYNONYM`), plus `KEYWORD_PHRASE` per word of each keyword phrase found
+verbatim. An unknown word one typo away from a profile's word counts as that
+word at `TYPO`. Words of a sentence that records a decision ("we decided ...")
+and of a file name count at `CONTEXT`, and only help choose: the ask itself
+must reach `THRESHOLD` to hand over. A request made only of stop words and
+chit-chat ("hi", "thanks!", "what can you do?") is nobody's, and without a
+keyword phrase the text must read as an ask (`is_ask`: a question, "can you",
+a problem report, an imperative), not as a statement of facts.
+
+The words, stems and tables are in `lexicon.py`, the index of a profile set in
+`index.py`, the weights in `weights.py`; this module re-exports the names other
+modules import from it.
+
+Nothing here knows the built-in profiles: any `Profile` among the candidates is
+scored the same way. No model, no network, no randomness.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from ....specialists import Profile
+from ...history.extractive import ARTIFACT, DECISION, SENTENCE
+from .index import index_for
+from .lexicon import (
+    ASK_PHRASES,
+    ASK_SECOND_WORDS,
+    CHIT_CHAT,
+    PROBLEM_PHRASES,
+    PROBLEM_WORDS,
+    REQUEST_VERBS,
+    STATEMENT_STARTERS,
+    STOP_WORDS,
+    SYNONYMS,
+    stem,
+    synonym_index,
+    synonym_phrases,
+    synonyms_of,
+    terms,
+    words,
+)
+from .weights import CONTEXT, KEYWORD_PHRASE, MAX_TERMS, SYNONYM, THRESHOLD, TYPO
+
+__all__ = [  # the scorer's own names, and those other modules import from it
+    "STOP_WORDS",
+    "SYNONYMS",
+    "THRESHOLD",
+    "Score",
+    "Word",
+    "best_profile",
+    "index_for",
+    "is_ask",
+    "is_chit_chat",
+    "request_words",
+    "score_profiles",
+    "stem",
+    "synonyms_of",
+]
+
+
+# -- scoring --------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Word:
+    """A content word (or a synonym phrase) of the request."""
+
+    position: int
+    text: str
+    """As the request writes it, lower-cased (so a topic reads like the request)."""
+    key: str
+    """Its stem, or the phrase itself."""
+    weight: float = 1.0
+    context: bool = False
+    """In a decision sentence or a file name: it describes the situation, not the ask."""
+
+
+def request_words(text: str) -> list[Word]:
+    """The request's content words and synonym phrases, in order, with their weights."""
+    context: list[tuple[int, int]] = []
+    skip: list[tuple[int, int]] = []  # of a file path only the file name's words count
+    for m in ARTIFACT.finditer(text):
+        path = m.group(0)
+        skip += [
+            (m.start(), m.start() + path.rfind("/") + 1),
+            (m.start() + path.rfind("."), m.end()),
+        ]
+        context.append(m.span())
+    start = 0
+    for sentence in SENTENCE.split(text):
+        begin = text.find(sentence, start)
+        if begin >= 0:
+            if DECISION.search(sentence):
+                context.append((begin, begin + len(sentence)))
+            start = begin + len(sentence)
+
+    def word(position: int, written: str, key: str) -> Word:
+        inside = any(a <= position < b for a, b in context)
+        return Word(position, written, key, CONTEXT if inside else 1.0, inside)
+
+    found = []
+    lowered = text.lower()
+    taken: list[tuple[int, int]] = []
+    for phrase, pattern in synonym_phrases():
+        for m in pattern.finditer(lowered):
+            if not any(a < m.end() and m.start() < b for a, b in taken):
+                taken.append(m.span())
+                found.append(word(m.start(), phrase, phrase))
+    for position, written in words(text):
+        if written in STOP_WORDS or written in CHIT_CHAT or written.isdigit():
+            continue
+        if not any(a <= position < b for a, b in skip):
+            found.append(word(position, written, stem(written)))
+    return sorted(found, key=lambda w: w.position)
+
+
+def is_chit_chat(text: str) -> bool:
+    """True when the text has no content word: `hi`, `thanks!`, `how are you?`."""
+    return not request_words(text)
+
+
+def is_ask(text: str, keys: Iterable[str] = ()) -> bool:
+    """True when the text reads as an ask rather than a statement of facts: a question, asking
+    words ("can you", "please", "we need"), a problem report ("the tests fail"; `keys` may add
+    typo-corrected stems), or a clause that opens like an imperative ("Write tests for ...",
+    "Containerise the app"). "Our staging key is ..." and "We decided ..." are statements."""
+    if "?" in text or ASK_PHRASES.search(text) or PROBLEM_PHRASES.search(text):
+        return True
+    problems = {stem(w) for w in PROBLEM_WORDS}
+    if any(w in PROBLEM_WORDS for _, w in words(text)) or problems & set(keys):
+        return True
+    for clause in re.split(r"[.!;:\n]+|,\s+", text):
+        first = [w for _, w in words(clause) if w not in CHIT_CHAT or w in REQUEST_VERBS][:2]
+        if first and first[0] in REQUEST_VERBS:
+            return True
+        if len(first) == 2 and first[0] not in STATEMENT_STARTERS and first[1] in ASK_SECOND_WORDS:
+            return True
+    return False
+
+
+@dataclass
+class Score:
+    """One candidate's score for a request."""
+
+    name: str
+    score: float = 0.0
+    ask: float = 0.0
+    """The part of `score` that comes from the ask itself (not decisions or file names)."""
+    first: int = 1 << 30
+    """Where its first match is in the request (ties go to the earliest)."""
+    phrases: list[tuple[int, str]] = field(default_factory=list)
+    words: list[tuple[float, int, str]] = field(default_factory=list)
+    keys: tuple[str, ...] = ()
+    """The request's keys as scored (typos corrected)."""
+
+    def matched(self) -> list[str]:
+        """The keyword phrases found, else the request's words that scored most, in order."""
+        if self.phrases:
+            return [k for _, k in sorted(self.phrases)]
+        best = sorted(self.words, key=lambda w: (-w[0], w[1]))[:MAX_TERMS]
+        return [text for _, _, text in sorted(best, key=lambda w: w[1])]
+
+
+def score_profiles(text: str, profiles: Mapping[str, Profile]) -> list[Score]:
+    """Every candidate's score for the request, best first (ties: earliest match, then the
+    candidates' order)."""
+    index = index_for(profiles)
+    synonyms = synonym_index()
+    lowered = text.lower()
+    request = []
+    for w in request_words(text):
+        fixed = index.correct(w.text) if w.key not in index.known else None
+        request.append(
+            w
+            if fixed is None
+            else Word(w.position, w.text, stem(fixed), w.weight * TYPO, w.context)
+        )
+    ranked = []
+    for order, entry in enumerate(index.profiles):
+        result = Score(entry.name, keys=tuple(w.key for w in request))
+        covered: set[str] = set()
+        for keyword, pattern in entry.phrases:
+            match = pattern.search(lowered)
+            if match:
+                result.phrases.append((match.start(), keyword))
+                result.score += KEYWORD_PHRASE * len(keyword.split())
+                result.ask += KEYWORD_PHRASE * len(keyword.split())
+                result.first = min(result.first, match.start())
+                covered |= terms(keyword)
+        best: dict[str, tuple[float, Word]] = {}
+        for w in request:
+            if w.key in covered:
+                continue
+            value = index.weight(entry, w.key)
+            for other in synonyms.get(w.key, ()):
+                value = max(value, SYNONYM * index.weight(entry, other))
+            value *= w.weight
+            if value > 0.0 and value > best.get(w.key, (0.0, w))[0]:
+                best[w.key] = (value, w)
+        for value, w in best.values():
+            result.score += value
+            result.ask += 0.0 if w.context else value
+            result.words.append((value, w.position, w.text))
+            result.first = min(result.first, w.position)
+        ranked.append((-round(result.score, 9), result.first, order, result))
+    return [result for *_, result in sorted(ranked, key=lambda r: r[:3])]
+
+
+def best_profile(text: str, profiles: Mapping[str, Profile]) -> tuple[str, list[str]] | None:
+    """The best-scoring profile and the words that matched, or None (chit-chat, too weak)."""
+    if not profiles or is_chit_chat(text):
+        return None
+    top = score_profiles(text, profiles)[0]
+    if top.ask < THRESHOLD:  # decisions and file names help choose; the ask decides
+        return None
+    if not top.phrases and not is_ask(text, top.keys):  # a statement needs a keyword
+        return None
+    return top.name, top.matched()

@@ -1,0 +1,341 @@
+"""Offline routing: a corpus of natural requests, the stemmer, the synonyms, user profiles.
+
+The corpus (`tests/data/routing_corpus.json`) pairs each request with the specialists that
+could plausibly take it, and lists chit-chat the orchestrator answers itself. It was written
+before the scorer was run on it and is not tuned line by line: the lines it misses are the
+scorer's honest limits (`pytest tests/test_routing_corpus.py -s` prints them).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from specialist_handover import Profile
+from specialist_handover.nodes.handover.arguments import handover_function
+from specialist_handover.nodes.models.offline import OfflineChatModel
+from specialist_handover.nodes.models.offline.cues import choose_specialist
+from specialist_handover.nodes.models.offline.scorer import (
+    STOP_WORDS,
+    SYNONYMS,
+    THRESHOLD,
+    index_for,
+    is_ask,
+    is_chit_chat,
+    score_profiles,
+    stem,
+    synonyms_of,
+)
+from specialist_handover.specialists import ORCHESTRATOR_PROFILE, builtin_profiles
+from specialist_handover.specialists.registry import resolve_profiles
+from tests.support.graphs import REQUESTS
+from tests.support.models import orchestrator_tools
+
+DATA = Path(__file__).parent / "data"
+CORPUS = json.loads((DATA / "routing_corpus.json").read_text("utf-8"))
+HELD_OUT = json.loads((DATA / "routing_heldout.json").read_text("utf-8"))
+"""A second corpus, written after the first and before the scorer changes made with it."""
+FLOOR = 0.80
+"""The least share of requests routed plausibly: a regression floor, not the goal. Measured:
+58 of 70 (82.9%) on the first corpus and 36 of 40 (90.0%) on the second, against the 90%
+aimed at; the lines they miss are printed with -s."""
+
+
+def _keyword_in(text: str) -> list[str]:
+    lowered = text.lower()
+    return [
+        k
+        for p in builtin_profiles().values()
+        for k in p.keywords
+        if re.search(r"(?<![a-z0-9])" + re.escape(k) + r"(?![a-z0-9])", lowered)
+    ]
+
+
+# -- the corpus -----------------------------------------------------------------------------
+def test_the_corpus_is_large_varied_and_not_made_of_keywords():
+    requests, chat = CORPUS["requests"], CORPUS["chit_chat"]
+    names = set(builtin_profiles()) - {ORCHESTRATOR_PROFILE}
+    assert len(requests) >= 60 and len(chat) >= 10
+    assert len({t for t, _ in requests}) == len(requests)
+    keywords = {k for p in builtin_profiles().values() for k in p.keywords}
+    for text, plausible in requests:
+        assert plausible and set(plausible) <= names, text
+        assert text.lower().strip(" ?.!") not in keywords, text
+    # natural wording: an exact keyword phrase turns up in very few lines
+    assert sum(bool(_keyword_in(t)) for t, _ in requests) <= len(requests) // 10
+
+
+@pytest.mark.parametrize("corpus", [CORPUS, HELD_OUT], ids=["first", "held-out"])
+def test_corpus_routing_accuracy_and_no_chit_chat_handed_over(corpus):
+    requests, chat = corpus["requests"], corpus["chit_chat"]
+    misses = []
+    for text, plausible in requests:
+        choice = choose_specialist(text)
+        chosen = choice[0] if choice else ORCHESTRATOR_PROFILE  # staying is a choice too
+        if chosen not in plausible:
+            misses.append((text, choice[0] if choice else None, plausible))
+    handed = [(t, choose_specialist(t)) for t in chat if choose_specialist(t) is not None]
+    good = len(requests) - len(misses)
+    print(
+        f"\nrouting corpus: {good}/{len(requests)} plausible ({100 * good / len(requests):.1f}%), "
+        f"{len(handed)}/{len(chat)} chit-chat handed over"
+    )
+    for text, chosen, plausible in misses:
+        print(f"  miss: {text!r} -> {chosen or 'orchestrator'} (plausible: {', '.join(plausible)})")
+    assert not handed
+    assert good / len(requests) >= FLOOR
+
+
+@pytest.mark.parametrize(
+    "text, plausible",
+    [
+        ("Review the security of the login flow", {"security_data_engineer", "hacker"}),
+        (
+            "Our API is slow under load, can you profile it?",
+            {"solution_architect", "runtime_devops_engineer", "test_debug_engineer"},
+        ),
+        ("The tests fail with a KeyError in parse_order", {"test_debug_engineer"}),
+    ],
+)
+def test_requests_without_keywords_are_handed_over(text, plausible):
+    name, words = choose_specialist(text)
+    assert name in plausible
+    assert words and all(w in text.lower() for w in words)  # topics read like the request
+
+
+@pytest.mark.parametrize("name, text", sorted(REQUESTS.items()))
+def test_keyword_requests_still_route_to_their_specialist(name, text):
+    assert choose_specialist(text)[0] == name
+
+
+@pytest.mark.parametrize(
+    "text", ["hi", "thanks!", "how are you?", "what can you do?", "good morning", "", "  ?! "]
+)
+def test_chit_chat_stays_with_the_orchestrator(text):
+    assert is_chit_chat(text)
+    assert choose_specialist(text) is None
+    reply = OfflineChatModel().bind_tools(orchestrator_tools()).invoke([("user", text or "?")])
+    assert not reply.tool_calls
+
+
+def test_off_topic_text_and_context_alone_do_not_hand_over():
+    assert choose_specialist("the weather is nice") is None
+    assert choose_specialist("My manager says hello") is None
+    # a decision and a file name describe the situation: they help choose, the ask decides
+    opening = (
+        "Hi! We're starting the marketing site for our app. We decided to use React, and the "
+        "first page lives in src/pages/Landing.tsx."
+    )
+    assert choose_specialist(opening) is None
+    assert choose_specialist("Please design the landing page hero.")[0] == "frontend_designer"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Our staging key is sk-test-123 and password=hunter2 for the db.",
+        "Background note 3: the service handles 3 requests.",
+        "General note 5: we keep talking about the product vision and the team plan.",
+        "We decided to use React with Vite. The app lives in src/App.tsx.",
+    ],
+)
+def test_statements_of_facts_do_not_hand_over_without_a_keyword(text):
+    assert not is_ask(text)
+    assert choose_specialist(text) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Can you profile the API?",
+        "please tidy this module",
+        "We need an audit trail",
+        "The tests fail on CI",
+        "the build trows an eror",  # a typo'd problem word still reads as a report
+        "Write tests for the parser",
+        "Containerise the app",
+    ],
+)
+def test_asks_read_as_asks(text):
+    keys = score_profiles(text, builtin_profiles())[0].keys  # the request's words, typos fixed
+    assert is_ask(text, keys)
+    assert not is_ask("the build trows an eror")  # without the corrected words, no report
+
+
+def test_a_statement_with_a_keyword_still_hands_over():
+    # exact keyword phrases keep the old behaviour, statement or not
+    assert choose_specialist("The unit test crashes with a stack trace in pytest.")[0] == (
+        "test_debug_engineer"
+    )
+
+
+def test_keyword_phrases_score_highest_and_give_the_topic_words():
+    call = (
+        OfflineChatModel()
+        .bind_tools(orchestrator_tools())
+        .invoke([("user", "Please design the landing page hero for web/index.html.")])
+    )
+    assert call.tool_calls[0]["args"]["topic"] == "landing-page-hero"
+    top = score_profiles("Please design the landing page hero.", builtin_profiles())[0]
+    assert top.name == "frontend_designer" and top.matched() == ["landing page", "hero"]
+
+
+def test_naming_a_profile_outright_still_wins():
+    assert choose_specialist("ask the hacker about the landing page")[0] == "hacker"
+    assert choose_specialist("the security data engineer, please: the hero layout")[0] == (
+        "security_data_engineer"
+    )
+
+
+def test_exclude_leaves_a_profile_out():
+    text = "The tests fail with a KeyError in parse_order"
+    assert choose_specialist(text, exclude=["test_debug_engineer"])[0] != "test_debug_engineer"
+
+
+def test_routing_is_deterministic_and_the_index_is_built_once_per_profile_set():
+    profiles = builtin_profiles()
+    assert index_for(profiles) is index_for(builtin_profiles())
+    text = "Could you scan our staging server for known CVEs?"
+    assert {repr(choose_specialist(text)) for _ in range(5)} == {repr(choose_specialist(text))}
+
+
+# -- the stemmer ----------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "words, common",
+    [
+        (["test", "tests", "testing", "tested", "tester"], "test"),
+        (["crash", "crashes", "crashed", "crashing"], "crash"),
+        (["deploy", "deploys", "deployed", "deploying", "deployment", "deployments"], "deploy"),
+        (["story", "stories"], "story"),
+        (["dependency", "dependencies"], "dependency"),
+        (["implement", "implements", "implementation", "implementations"], "impl"),
+        (["secure", "secures", "security"], "secur"),
+        (["release", "releases", "released", "releasing"], "releas"),
+        (["debug", "debugging", "debugged"], "debug"),
+        (["encrypt", "encryption", "encrypted"], "encrypt"),
+        (["architect", "architecture"], "architect"),
+        (["design", "designs", "designer", "designed"], "design"),
+        (["quick", "quickly"], "quick"),
+        (["profile", "profiling", "profiles"], "profil"),
+    ],
+)
+def test_stemmer_maps_word_forms_together(words, common):
+    assert {stem(w) for w in words} == {common}
+
+
+@pytest.mark.parametrize(
+    "word, expected",
+    [
+        ("css", "css"),  # short words stay
+        ("ux", "ux"),
+        ("access", "access"),  # -ss is not a plural
+        ("status", "status"),  # nor is -us
+        ("analysis", "analysis"),  # nor -is
+        ("string", "string"),  # 'str' has no vowel: -ing stays
+        ("speed", "speed"),  # -eed is not a past tense
+        ("fixes", "fix"),  # -es after x
+        ("pages", "page"),  # -s, not -es, after g
+        ("Tests", "test"),  # case does not matter
+    ],
+)
+def test_stemmer_leaves_what_is_not_a_suffix(word, expected):
+    assert stem(word) == expected
+
+
+def test_stemmer_is_deterministic_and_idempotent_enough():
+    sample = "testing deployments vulnerabilities authentication stories releases".split()
+    assert [stem(w) for w in sample] == [stem(w) for w in sample]
+    assert all(stem(stem(w)) == stem(stem(stem(w))) for w in sample)
+
+
+# -- the synonym table ----------------------------------------------------------------------
+def test_synonym_table_is_plain_data():
+    assert isinstance(SYNONYMS, tuple) and len(SYNONYMS) >= 10
+    for group in SYNONYMS:
+        assert isinstance(group, tuple) and len(group) >= 2
+        assert all(isinstance(e, str) and e == e.lower().strip() and e for e in group)
+        assert len(set(group)) == len(group), group
+        assert not any(e in STOP_WORDS for e in group), group
+
+
+@pytest.mark.parametrize(
+    "word, other",
+    [
+        ("slow", "latency"),
+        ("slow", "profile"),
+        ("bug", "traceback"),
+        ("error", "exception"),
+        ("secure", "vulnerability"),
+        ("deploy", "ship"),
+        ("ui", "screen"),
+        ("testing", "coverage"),
+    ],
+)
+def test_synonyms_stand_for_each_other(word, other):
+    assert stem(other) in synonyms_of(word)
+    assert stem(word) in synonyms_of(other)
+
+
+def test_synonym_phrases_and_homonyms():
+    assert stem("review") in synonyms_of("look over")
+    assert "look over" in synonyms_of("feedback")
+    assert synonyms_of("weather") == frozenset()
+    # a homonym stays out of the table: design tokens are not secrets
+    assert stem("token") not in synonyms_of("secret")
+
+
+def test_a_synonym_routes_where_the_word_itself_does_not():
+    assert choose_specialist("Our checkout has a nasty glitch")[0] == "test_debug_engineer"
+
+
+# -- a user's profile -----------------------------------------------------------------------
+DATA_SCIENTIST = Profile(
+    name="data_scientist",
+    emoji="📊",
+    description="Analyses data sets: statistical models, forecasts, correlations and charts.",
+    keywords=("statistics", "dataset", "data analysis", "regression model"),
+    prompt="You are the Data Scientist. You explore data, fit models and explain uncertainty.",
+)
+
+
+def test_a_user_profile_is_routed_by_its_description_and_stemmed_words():
+    registry = resolve_profiles([DATA_SCIENTIST])
+    text = "Can you forecast next quarter's revenue and chart the trend?"
+    # none of the exact keywords of any profile is in the request
+    assert not [k for p in registry.values() for k in p.keywords if k in text.lower()]
+    assert choose_specialist(text) is None or choose_specialist(text)[0] != "data_scientist"
+    name, words = choose_specialist(text, profiles=registry)
+    assert name == "data_scientist"
+    assert words == ["forecast", "chart"]  # `forecasts`, `charts` in the description
+    assert (
+        choose_specialist("Is there a correlation between churn and refunds?", profiles=registry)[0]
+        == "data_scientist"
+    )
+    # a new profile set gets its own index; the built-in one is kept
+    assert index_for(registry) is not index_for(builtin_profiles())
+    assert choose_specialist("hi", profiles=registry) is None
+
+
+def test_the_offline_orchestrator_hands_over_to_a_user_profile():
+    registry = resolve_profiles([DATA_SCIENTIST])
+    tools = [handover_function(registry, caller=ORCHESTRATOR_PROFILE)]
+    reply = (
+        OfflineChatModel(profiles=registry)
+        .bind_tools(tools)
+        .invoke([("user", "Please forecast the churn for next year.")])
+    )
+    args = reply.tool_calls[0]["args"]
+    assert args["specialist_profile"] == "data_scientist"
+    assert args["topic"] == "forecast"
+    assert "forecast" in args["handover_reason"]
+
+
+def test_threshold_is_a_score_not_a_name():
+    # the threshold holds for any profile set, e.g. one user profile alone
+    alone = {"data_scientist": DATA_SCIENTIST}
+    assert choose_specialist("forecast the revenue", profiles=alone)[0] == "data_scientist"
+    assert choose_specialist("the weather is nice", profiles=alone) is None
+    assert THRESHOLD > 0
