@@ -35,13 +35,22 @@ from tests.support.graphs import REQUESTS
 from tests.support.models import orchestrator_tools
 
 DATA = Path(__file__).parent / "data"
-CORPUS = json.loads((DATA / "routing_corpus.json").read_text("utf-8"))
-HELD_OUT = json.loads((DATA / "routing_heldout.json").read_text("utf-8"))
-"""A second corpus, written after the first and before the scorer changes made with it."""
-FLOOR = 0.80
-"""The least share of requests routed plausibly: a regression floor, not the goal. Measured:
-58 of 70 (82.9%) on the first corpus and 36 of 40 (90.0%) on the second, against the 90%
-aimed at; the lines they miss are printed with -s."""
+CORPORA = {
+    name: json.loads((DATA / f"routing_{name}.json").read_text("utf-8"))
+    for name in ("first", "second", "third", "blind")
+}
+"""Four corpora, each written by a different hand. The first three guided the scorer's rules and
+word lists (development corpora); the blind one was written without seeing the scorer or the
+others and measured once, after the scorer's development ended."""
+DEVELOPMENT = ("first", "second", "third")
+GOAL = 0.90
+"""The share of development requests routed plausibly (measured: 165 of 177, 93.2%)."""
+DEVELOPMENT_FLOOR = 0.85
+"""No development corpus alone may fall below this (measured: 91.4%, 97.5%, 92.5%)."""
+BLIND_FLOOR = 0.60
+"""A regression floor for the blind corpus, not a goal: measured 39 of 60 (65.0%), with 2 of
+15 chit-chat lines handed over, well short of the 90% aimed at. Never tune against it."""
+BLIND_CHIT_CHAT = 2
 
 
 def _keyword_in(text: str) -> list[str]:
@@ -54,39 +63,74 @@ def _keyword_in(text: str) -> list[str]:
     ]
 
 
-# -- the corpus -----------------------------------------------------------------------------
-def test_the_corpus_is_large_varied_and_not_made_of_keywords():
-    requests, chat = CORPUS["requests"], CORPUS["chit_chat"]
-    names = set(builtin_profiles()) - {ORCHESTRATOR_PROFILE}
-    assert len(requests) >= 60 and len(chat) >= 10
-    assert len({t for t, _ in requests}) == len(requests)
-    keywords = {k for p in builtin_profiles().values() for k in p.keywords}
-    for text, plausible in requests:
-        assert plausible and set(plausible) <= names, text
-        assert text.lower().strip(" ?.!") not in keywords, text
-    # natural wording: an exact keyword phrase turns up in very few lines
-    assert sum(bool(_keyword_in(t)) for t, _ in requests) <= len(requests) // 10
-
-
-@pytest.mark.parametrize("corpus", [CORPUS, HELD_OUT], ids=["first", "held-out"])
-def test_corpus_routing_accuracy_and_no_chit_chat_handed_over(corpus):
-    requests, chat = corpus["requests"], corpus["chit_chat"]
+def _route(corpus: dict) -> tuple[list[tuple[str, str | None, list[str]]], list[str]]:
+    """(misses, chit-chat handed over) for a corpus; staying counts as the orchestrator."""
     misses = []
-    for text, plausible in requests:
+    for text, plausible in corpus["requests"]:
         choice = choose_specialist(text)
         chosen = choice[0] if choice else ORCHESTRATOR_PROFILE  # staying is a choice too
         if chosen not in plausible:
             misses.append((text, choice[0] if choice else None, plausible))
-    handed = [(t, choose_specialist(t)) for t in chat if choose_specialist(t) is not None]
-    good = len(requests) - len(misses)
+    handed = [t for t in corpus["chit_chat"] if choose_specialist(t) is not None]
+    return misses, handed
+
+
+def _report(name: str, corpus: dict) -> tuple[int, int, list[str]]:
+    misses, handed = _route(corpus)
+    total = len(corpus["requests"])
+    good = total - len(misses)
     print(
-        f"\nrouting corpus: {good}/{len(requests)} plausible ({100 * good / len(requests):.1f}%), "
-        f"{len(handed)}/{len(chat)} chit-chat handed over"
+        f"\nrouting corpus {name}: {good}/{total} plausible ({100 * good / total:.1f}%), "
+        f"{len(handed)}/{len(corpus['chit_chat'])} chit-chat handed over"
     )
     for text, chosen, plausible in misses:
         print(f"  miss: {text!r} -> {chosen or 'orchestrator'} (plausible: {', '.join(plausible)})")
-    assert not handed
-    assert good / len(requests) >= FLOOR
+    for text in handed:
+        print(f"  chit-chat handed over: {text!r}")
+    return good, total, handed
+
+
+# -- the corpora ----------------------------------------------------------------------------
+@pytest.mark.parametrize("name", sorted(CORPORA))
+def test_each_corpus_is_large_varied_and_not_made_of_keywords(name):
+    corpus = CORPORA[name]
+    requests, chat = corpus["requests"], corpus["chit_chat"]
+    names = set(builtin_profiles())
+    assert len(requests) >= 40 and len(chat) >= 8 and corpus["about"]
+    assert len({t for t, _ in requests}) == len(requests)
+    assert len(set(chat)) == len(chat)
+    keywords = {k for p in builtin_profiles().values() for k in p.keywords}
+    for text, plausible in requests:
+        assert plausible and set(plausible) <= names, text
+        assert plausible != [ORCHESTRATOR_PROFILE], text  # some specialist could take each
+        assert text.lower().strip(" ?.!") not in keywords, text
+    # natural wording: an exact keyword phrase turns up in very few lines (the second corpus,
+    # 11 of 40, says so in its `about`)
+    limit = 11 if name == "second" else len(requests) // 10
+    assert sum(bool(_keyword_in(t)) for t, _ in requests) <= limit
+
+
+def test_the_corpora_have_sixty_requests_or_more_and_cover_every_specialist():
+    every = [p for c in CORPORA.values() for _, plausible in c["requests"] for p in plausible]
+    assert len(CORPORA["first"]["requests"]) >= 60 and len(CORPORA["blind"]["requests"]) >= 60
+    assert set(builtin_profiles()) - {ORCHESTRATOR_PROFILE} <= set(every)
+
+
+def test_development_corpora_reach_the_goal_and_no_chit_chat_is_handed_over():
+    good = total = 0
+    for name in DEVELOPMENT:
+        g, t, handed = _report(name, CORPORA[name])
+        assert not handed, name
+        assert g / t >= DEVELOPMENT_FLOOR, name
+        good, total = good + g, total + t
+    print(f"development corpora: {good}/{total} ({100 * good / total:.1f}%)")
+    assert good / total >= GOAL
+
+
+def test_blind_corpus_stays_above_its_measured_floor():
+    good, total, handed = _report("blind", CORPORA["blind"])
+    assert good / total >= BLIND_FLOOR
+    assert len(handed) <= BLIND_CHIT_CHAT
 
 
 @pytest.mark.parametrize(
@@ -289,6 +333,68 @@ def test_synonym_phrases_and_homonyms():
 
 def test_a_synonym_routes_where_the_word_itself_does_not():
     assert choose_specialist("Our checkout has a nasty glitch")[0] == "test_debug_engineer"
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        (
+            "A patient asked us to erase everything we hold about them. How do we do that "
+            "properly across all systems?",
+            "security_data_engineer",
+        ),
+        ("Could the anti-cheat be fooled by tampering with the client?", "hacker"),
+        ("Is this leaderboard code too convoluted? Make it easier to follow.", "quality_reviewer"),
+        ("Which file decides the shipping cost? I can't spot it.", "codebase_explorer"),
+        ("Should thousands of sensors use polling or MQTT?", "solution_architect"),
+        ("Our gateway's RAM usage keeps climbing until it dies", "test_debug_engineer"),
+    ],
+)
+def test_everyday_wording_routes_through_the_thesaurus(text, expected):
+    assert not _keyword_in(text)  # no keyword phrase helps
+    assert choose_specialist(text)[0] == expected
+
+
+PLANNING = (
+    "We want to build a food delivery app from scratch. "
+    "What's the order of work and which expert does what?"
+)
+
+
+def test_the_orchestrators_own_work_stays_with_it():
+    # scored against the specialists alone, planning words would pick someone
+    specialists = {n: p for n, p in builtin_profiles().items() if n != ORCHESTRATOR_PROFILE}
+    assert choose_specialist(PLANNING, profiles=specialists) is not None
+    assert choose_specialist(PLANNING) is None
+    assert choose_specialist("Plan the next three sprints for the mobile launch") is None
+    reply = OfflineChatModel().bind_tools(orchestrator_tools()).invoke([("user", PLANNING)])
+    assert not reply.tool_calls
+
+
+def test_the_orchestrator_stays_on_its_keywords_not_its_description():
+    # its description ("understands the request ... routes it") would claim explanations
+    text = "I just joined the team and have no idea how this project is organised."
+    assert choose_specialist(text)[0] == "codebase_explorer"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Let staff sign in to the payroll portal with their Google work accounts.",
+        "Only managers should see salaries; every employee can open that page.",
+        "Something's wrong: the totals are off by one cent after the last change",
+        "I have no idea how this project is organised.",
+    ],
+)
+def test_wishes_rules_and_indirect_problems_read_as_asks(text):
+    assert is_ask(text)
+    assert choose_specialist(text) is not None
+
+
+def test_a_bare_wrong_is_not_a_problem_report():
+    assert not is_ask("sorry, wrong window")
+    assert choose_specialist("sorry, wrong window") is None
+    assert is_ask("the totals went wrong")
 
 
 # -- a user's profile -----------------------------------------------------------------------

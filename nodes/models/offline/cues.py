@@ -80,12 +80,15 @@ def choose_specialist(
     *,
     profiles: Mapping[str, Profile] | None = None,
     exclude: Sequence[str] = (),
+    stay: Profile | None = None,
 ) -> tuple[str, list[str]] | None:
     """The best-matching profile for a request and the words that matched, or None.
 
     A profile the text names outright wins. Otherwise the lexical scorer (`scorer.py`) weighs
     each candidate's keywords, description and prompt against the request; chit-chat and
-    weak matches stay with the orchestrator. The matched words are the keyword phrases found,
+    weak matches stay with the orchestrator, and so does a request its own keywords claim best
+    (`stay`: the orchestrator's profile, taken from `profiles` unless given, for a caller that
+    passes only the handover targets). The matched words are the keyword phrases found,
     else the request's own words that scored most, so a topic slug reads like the request.
     """
     profiles = profiles if profiles is not None else builtin_profiles()
@@ -95,7 +98,8 @@ def choose_specialist(
     named = named_profiles(text, candidates)
     if named:
         return named[0], [candidates[named[0]].title]
-    return best_profile(text, candidates)
+    stay = stay if stay is not None else profiles.get(ORCHESTRATOR_PROFILE)
+    return best_profile(text, candidates, stay=stay)
 
 
 def topic_slug(words: list[str]) -> str:

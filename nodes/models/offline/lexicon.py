@@ -21,82 +21,149 @@ SYNONYMS: tuple[tuple[str, ...], ...] = (
     # performance and scale
     ("slow", "latency", "performance", "perf", "profile", "profiling", "bottleneck", "speed",
      "speed up"),
-    ("load", "traffic", "throughput", "scale", "scalability", "scaling", "growth"),
+    ("load", "traffic", "throughput", "scale", "scalability", "scaling", "growth",
+     "thousands of", "millions of", "many users", "lots of users", "high traffic", "peak"),
     # bugs and tests
     ("bug", "error", "exception", "crash", "fail", "failure", "traceback", "broken", "debug",
-     "wrong", "incorrect", "glitch", "hang", "freeze", "unexpected"),
-    ("flaky", "intermittent", "randomly", "sometimes", "nondeterministic"),
+     "wrong", "incorrect", "glitch", "hang", "freeze", "unexpected", "throws an", "throws a",
+     "is throwing", "thrown", "investigate", "stopped working",
+     "figure out why", "find out why", "why does", "why is", "why are", "why do", "dies",
+     "died", "suddenly", "weird", "odd", "since the update", "since yesterday",
+     "since yesterdays", "regressed", "keeps crashing", "not showing"),
+    ("flaky", "intermittent", "sometimes", "nondeterministic", "now and then", "every so often",
+     "once in a while"),
     ("test", "tests", "testing", "coverage", "pytest", "unittest", "jest"),
     # security, offensive and defensive
     ("secure", "security", "vulnerability", "vulnerable", "vuln", "insecure", "hole",
      "weakness", "safe", "unsafe", "cve"),
     ("attack", "attacker", "exploit", "hack", "hacking", "pentest", "breach", "intrusion",
-     "break into", "break in"),
+     "break into", "break in",
+     "probe", "tamper", "tampering", "tampered", "fool", "fooled", "trick", "abuse", "malformed",
+     "fuzz", "garbage input", "falls over", "fall over", "circumvent", "spoof", "spoofing",
+     "manipulate", "cheat", "anti-cheat", "idor", "editing the id", "changing the id",
+     "another user's", "someone else's"),
     ("inject", "injection", "sqli", "xss", "payload"),
     ("login", "signin", "logon", "auth", "authentication", "password", "sso", "session",
-     "cookie", "log in", "sign in"),
-    ("permission", "role", "roles", "authorization", "authorisation", "admin", "rbac"),
-    ("privacy", "gdpr", "pii", "personal", "compliant", "compliance", "retention"),
+     "cookie", "log in", "sign in",
+     "google account", "google accounts", "work account", "work accounts", "sign in with",
+     "log in with", "social login", "single sign-on", "2fa", "mfa", "two-factor", "magic link",
+     "accounts"),
+    ("permission", "role", "roles", "authorization", "authorisation", "admin", "rbac",
+     "only managers", "only admins", "only staff", "only the owner", "should see", "can see",
+     "can access", "who can", "allowed to", "not allowed", "access", "restrict", "restricted",
+     "visible to", "logged-in"),
+    ("privacy", "gdpr", "pii", "personal", "compliant", "compliance", "retention",
+     "erase", "erasure", "forget", "forgotten", "delete their data", "personal data",
+     "hold about", "consent", "anonymise", "anonymize", "data subject"),
     ("encrypt", "encryption", "crypto", "cipher", "tls", "plaintext", "hash", "hashing"),
-    ("secret", "secrets", "credential", "credentials", "vault", "keys"),
+    ("secret", "secrets", "credential", "credentials", "vault", "keys", "api key", "api keys",
+     "access key", "access keys", "private key", "api token", "api tokens",
+     "hardcoded", "hard-coded", "in git", "checked in", "committed to git"),
     ("harden", "hardening", "protect", "brute force", "brute-force", "rate limit", "lockout",
      "defend"),
     # data
-    ("database", "db", "sql", "postgres", "postgresql", "mysql", "table", "tables", "schema"),
-    ("etl", "ingest", "ingestion", "data warehouse", "batch", "sync"),
+    ("database", "db", "sql", "postgres", "postgresql", "mysql", "table", "tables", "schema",
+     "column", "columns", "migration", "migrations"),
+    ("etl", "ingest", "ingestion", "data warehouse", "warehouse", "batch", "sync",
+     "data import", "import job"),
     ("backup", "backups", "restore", "snapshot", "recovery"),
-    ("cron", "scheduled", "scheduler", "nightly", "job", "jobs"),
+    ("cron", "scheduled", "scheduler", "nightly", "job", "jobs",
+     "every night", "every hour", "every morning", "each night", "overnight"),
     # runtime and delivery
     ("deploy", "deployment", "release", "ship", "shipping", "rollout", "publish", "launch",
-     "roll out"),
+     "roll out",
+     "go live", "go-live", "rollback", "roll back"),
     ("container", "containerise", "containerize", "docker", "pod", "kubernetes"),
     ("ci", "workflow", "build", "cd", "jenkins", "gitlab"),
     ("monitor", "monitoring", "observability", "metric", "metrics", "alert", "alerts", "logs",
-     "uptime", "downtime", "dashboard"),
+     "uptime", "downtime", "dashboard",
+     "logging", "paged", "on-call", "grafana", "prometheus", "sentry"),
     ("server", "servers", "infrastructure", "infra", "cloud", "aws", "gcp", "azure", "cluster",
      "hosting", "vm"),
     ("pypi", "npm", "registry", "wheel"),
     # releases and licences
-    ("version", "semver", "major", "minor", "changelog"),
-    ("license", "licence", "licensing", "gpl", "mit", "apache", "legal", "copyleft"),
+    ("version", "semver", "major", "minor", "changelog",
+     "what changed", "what's new", "whats new", "firmware", "upgrade notes", "patch notes"),
+    ("license", "licence", "licensing", "gpl", "mit", "apache", "legal", "copyleft",
+     "third-party", "third party", "bill of materials", "open source", "open-source", "sbom",
+     "attribution"),
     # review and code quality
     ("review", "feedback", "critique", "opinion", "assess", "evaluate", "look over", "go over",
-     "second pair of eyes"),
+     "go through", "second pair of eyes", "before we merge",
+     "honest", "point out", "sanity check", "sanity-check", "thoughts on"),
     ("pr", "diff", "patch", "commit", "merge"),
     ("readable", "readability", "clean", "messy", "naming", "lint", "linter", "tidy", "rename",
-     "renaming", "variable", "variables", "make sense"),
+     "renaming", "variable", "variables", "make sense",
+     "convoluted", "complicated", "hard to follow", "easier to follow", "hard to read",
+     "easier to read", "inconsistent", "inconsistency", "inconsistencies", "spaghetti",
+     "duplicated", "duplication", "names things", "too long", "too complex", "simplify",
+     "simpler", "maintainable"),
     # writing code
-    ("refactor", "restructure", "rewrite", "split", "convert", "cleanup", "clean up"),
-    ("implement", "develop", "add", "wire", "hook", "integrate"),
+    ("refactor", "restructure", "rewrite", "split", "convert", "cleanup", "clean up",
+     "smaller pieces", "break up", "break apart", "break it up", "extract",
+     "without changing what it does", "without changing behaviour",
+     "without changing behavior", "god class", "untangle"),
+    ("implement", "develop", "add", "wire", "hook", "integrate", "code up", "write code",
+     "write the code", "so customers can", "so users can", "so people can", "let users",
+     "allow users", "command-line", "command line", "cli", "script", "support for"),
     ("feature", "functionality", "capability"),
     ("endpoint", "route", "api", "handler", "controller"),
     # architecture
-    ("architecture", "structure", "structured", "system", "microservice"),
-    ("queue", "kafka", "rabbitmq", "event", "events", "broker", "messaging", "pubsub"),
-    ("choice", "choose", "pick between", "decide between", "trade-off", "tradeoff",
+    ("architecture", "structure", "structured", "system", "microservice", "microservices",
+     "monolith", "separate services", "overall design",
+     "big picture", "high level", "high-level",
+     "talk to", "talks to", "communicate",
+     "communicates"),
+    ("queue", "kafka", "rabbitmq", "event", "events", "broker", "messaging", "pubsub",
+     "mqtt", "polling", "websocket", "websockets", "webhook", "webhooks", "pub/sub"),
+    ("choice", "choose", "pick between", "decide between", "choose between", "trade-off",
+     "tradeoff",
      "trade-offs", "versus", "vs", "alternative", "alternatives", "option", "options"),
     ("contract", "contracts", "rest", "graphql", "grpc", "protocol", "openapi"),
     ("framework", "technology", "tech"),
     # requirements
     ("requirement", "requirements", "specification", "spec", "criteria", "story", "stories",
-     "scope", "mvp"),
+     "scope", "mvp", "first version", "must have", "must-have", "nice to have", "nice-to-have",
+     "can wait", "before we build", "scope creep"),
     ("stakeholder", "stakeholders", "business", "product owner"),
-    ("clarify", "define", "vague", "unclear", "ambiguous", "pin down", "nail down"),
+    ("clarify", "define", "vague", "unclear", "ambiguous", "pin down", "nail down",
+     "pin that down", "pin it down", "nail it down", "nail that down", "what it should do",
+     "what exactly", "measurable", "questions to ask", "questions should i ask", "what to ask",
+     "turn that into", "client wants", "client says", "customer wants", "nobody knows",
+     "what they want", "what they need", "needs of", "gather", "user needs", "goals",
+     "success criteria", "definition of done"),
     # the codebase
     ("codebase", "repo", "repository", "project", "module", "modules", "source"),
     ("explain", "understand", "walkthrough", "overview", "organised", "organized",
-     "walk through", "walk me through", "find my way"),
-    ("call", "calls", "caller", "callers", "usage", "usages", "reference", "references"),
-    ("find", "locate", "search", "figure out", "which part", "where in"),
+     "walk through", "walk me through", "find my way", "just joined", "new here", "new to the",
+     "what happens when", "what happens between", "what happens", "how does",
+     "get my bearings", "make sense of", "fit together"),
+    ("call", "calls", "caller", "callers", "usage", "usages", "reference", "references",
+     "depends on", "depend on", "lean on", "leans on", "rely on", "relies on", "who uses",
+     "what uses", "touch", "touches"),
+    ("find", "locate", "search", "figure out", "which part", "where in",
+     "which file", "what file", "which files", "which module", "which modules", "every place",
+     "all the places", "everywhere", "can't spot", "can't find", "cannot find", "spot"),
+    # memory
+    ("memory leak", "ram", "memory usage", "out of memory", "oom", "keeps climbing",
+     "keeps growing", "leak", "leaking"),
+    # planning and coordination (the orchestrator's own work)
+    ("plan", "planning", "roadmap", "milestone", "milestones", "sprint", "sprints", "phases",
+     "order of work", "which expert", "who does what", "who should", "which specialist",
+     "coordinate", "next steps", "from scratch"),
     # visual design
     ("colour", "color", "palette", "theme", "styling", "css", "visual", "pretty", "prettier",
-     "ugly", "modern", "sleek", "polish", "aesthetic"),
+     "ugly", "modern", "sleek", "polish", "aesthetic",
+     "shadow", "shadows", "rounded", "corners", "look nicer", "looks dated", "look more"),
     ("font", "fonts", "typeface", "typography", "heading", "headings"),
     ("responsive", "mobile", "phone", "phones", "tablet", "desktop"),
     ("animation", "transition", "motion", "hover"),
     # user experience
     ("ui", "ux", "screen", "screens", "interface"),
-    ("usable", "usability", "confusing", "confuse", "navigation", "intuitive", "friction"),
+    ("usable", "usability", "confusing", "confuse", "navigation", "intuitive", "friction",
+     "easy to use", "easier to use", "hard to use", "what should the", "should show",
+     "users see", "user sees", "empty", "nothing yet", "first time", "first-time", "steps",
+     "journey", "flow"),
     ("accessible", "accessibility", "a11y", "wcag", "keyboard", "mouse", "blind"),
     ("wireframe", "sketch", "mockup", "prototype"),
     ("component", "components", "widget", "button", "input", "form", "dropdown", "modal"),
@@ -107,7 +174,7 @@ SYNONYMS: tuple[tuple[str, ...], ...] = (
 An entry of several words ("look over") is a phrase: found verbatim in the request, it counts
 as one word that matches through its group only. Homonyms stay out: `token` (design tokens),
 `breakpoint`, `stack`, `trace`, `pipeline`, `style`, `library`, `image`, `port`, `code`,
-`boundaries`, `notes` mean different things to different specialists.
+`boundaries`, `notes`, `backend`, `import` mean different things to different specialists.
 """
 
 STOP_WORDS = frozenset(
@@ -145,27 +212,33 @@ STEM_EXCEPTIONS = {"production": "production", "productions": "production"}
 ASK_PHRASES = re.compile(
     r"\b(please|pls|plz|can (you|u|we|someone)|could (you|u|we|someone)|would you|help|"
     r"i need|we need|i want|we want|i'?d like|we'?d like|need to|have to|let'?s|"
-    r"is it possible|how (do|can|should|would) (i|we))\b",
+    r"is it possible|how (do|can|should|would) (i|we)|no idea|not sure|any idea|i wonder|"
+    r"wondering|i'?m lost|do ?n[o'’]?t understand|confused|should|must|"
+    r"(let|allow|enable) (users|staff|people|customers|admins|us|them))\b",
     re.I,
 )
 """Wording that asks for something."""
 PROBLEM_WORDS = frozenset(
     """bug bugs error errors exception exceptions crash crashes crashed crashing fail fails
-    failed failing failure broken wrong incorrect glitch hang hangs freeze freezes stuck slow
-    leak leaks leaking timeout timeouts""".split()
+    failed failing failure broken incorrect glitch hang hangs freeze freezes stuck slow
+    leak leaks leaking timeout timeouts throws thrown stopped dies died dying""".split()
 )
 """Words of a problem report ("the tests fail ..."): a report asks for help by itself."""
 PROBLEM_PHRASES = re.compile(
     r"\b(not working|does ?n[o'’]?t work|won'?t work|out of (memory|disk|space)|"
-    r"runs? out|running out|ran out)\b|[a-z](error|exception)\b",
+    r"runs? out|running out|ran out|(is|are|was|were|goes|went|going) wrong|"
+    r"(something|anything|nothing|what)(['’]s| is)? wrong|"
+    r"keeps? (climbing|growing|crashing|failing|dying))\b|[a-z](error|exception)\b",
     re.I,
 )
 REQUEST_VERBS = frozenset(
-    """add analyse analyze audit build bump check clean configure convert create debug define
-    deploy design document draft explain find fix generate get give help implement improve
-    investigate list look make map migrate move optimise optimize pick plan prepare profile
-    refactor remove rename replace review rewrite run scan set ship show sketch speed split
-    test tell trace try update upgrade validate verify walk write""".split()
+    """add analyse analyze audit build bump check choose clean compare configure convert create
+    debug decide define deploy design document draft estimate evaluate explain find fix
+    generate get give help implement improve investigate list look make map migrate move
+    optimise optimize pick plan prepare probe produce profile propose recommend refactor
+    remove rename
+    replace review rewrite run scan select set ship show sketch speed split suggest test tell
+    trace try update upgrade validate verify walk write""".split()
 )
 """Verbs a request starts with ("Write tests for ...", "Add JWT to ...")."""
 STATEMENT_STARTERS = frozenset(

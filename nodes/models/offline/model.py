@@ -133,7 +133,8 @@ class OfflineChatModel(BaseChatModel):
                 f"{first_sentence(report, 60)} What would you like to do next?"
             )
         request = message_text(last)
-        choice = choose_specialist(request, profiles=profiles)
+        stay = self._registry().get(ORCHESTRATOR_PROFILE)  # planning stays: not a target
+        choice = choose_specialist(request, profiles=profiles, stay=stay)
         if choice is None:
             decisions = extract_decisions([request])
             noted = decisions + [

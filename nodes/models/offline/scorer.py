@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ....specialists import Profile
 from ...history.extractive import ARTIFACT, DECISION, SENTENCE
@@ -214,11 +214,21 @@ def score_profiles(text: str, profiles: Mapping[str, Profile]) -> list[Score]:
     return [result for *_, result in sorted(ranked, key=lambda r: r[:3])]
 
 
-def best_profile(text: str, profiles: Mapping[str, Profile]) -> tuple[str, list[str]] | None:
-    """The best-scoring profile and the words that matched, or None (chit-chat, too weak)."""
+def best_profile(
+    text: str, profiles: Mapping[str, Profile], *, stay: Profile | None = None
+) -> tuple[str, list[str]] | None:
+    """The best-scoring profile and the words that matched, or None (chit-chat, too weak, or
+    `stay` scores best: the orchestrator's own work, such as planning, stays with it)."""
     if not profiles or is_chit_chat(text):
         return None
-    top = score_profiles(text, profiles)[0]
+    # the orchestrator's prompt and description speak of everyone's work ("understands the
+    # request ... routes it"): it stays on its keywords ("roadmap", "which specialist") only
+    scored = dict(profiles)
+    if stay is not None:
+        scored[stay.name] = replace(stay, description=stay.title, prompt=stay.title)
+    top = score_profiles(text, scored)[0]
+    if stay is not None and top.name == stay.name:
+        return None
     if top.ask < THRESHOLD:  # decisions and file names help choose; the ask decides
         return None
     if not top.phrases and not is_ask(text, top.keys):  # a statement needs a keyword
