@@ -27,15 +27,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ....specialists import Profile
-from .lexicon import (
-    STOP_WORDS,
-    SYNONYMS,
-    phrase_pattern,
-    stem,
-    synonym_index,
-    terms,
-    words,
-)
+from .lexicon import STOP_WORDS, SYNONYMS, phrase_pattern, stem, synonym_index, terms, words
 from .weights import DESCRIPTION_TERM, KEYWORD_TERM, PROMPT_TERM
 
 
