@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 ISSUE2_FIXED_WHEN = datetime(2026, 6, 5, 21, 30, 0, tzinfo=UTC)
-"""A pinned handover time (UTC date 2026-06-05), as in the seed's example."""
+"""A pinned handover time (UTC date 2026-06-05), so briefing file names and entries are reproducible."""
 
 
 def _issue2_snapshot(root: Path) -> dict[str, tuple]:
@@ -109,7 +109,7 @@ def handover_args(project_root: Path) -> dict:
 # --- end issue-2 fixtures ---
 
 
-# --- whole-suite guard: offline by design (invariant 7) ---
+# --- whole-suite guard: offline by design (docs/ARCHITECTURE.md, invariant 7) ---
 import ipaddress  # noqa: E402
 import socket  # noqa: E402
 

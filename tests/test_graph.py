@@ -2,7 +2,7 @@
 
 Every model here records its requests and checks each one for a valid
 tool-call history (tests/support/models.py), so every test below also checks
-invariant 1 on every request it causes.
+invariant 1 of docs/ARCHITECTURE.md on every request it causes.
 """
 
 from __future__ import annotations
@@ -189,7 +189,7 @@ def test_specialist_request_at_turn_200_holds_package_not_history(ctx):
     assert package["estimated_tokens"] <= 3000
     assert request_tokens <= package["estimated_tokens"] + prompt_tokens + 200
     assert request_tokens * 10 < history_tokens
-    # the orchestrator's request is bounded too (invariant 9)
+    # the orchestrator's request is bounded too (docs/ARCHITECTURE.md, invariant 9)
     orchestrator_requests = [
         r for r in model.requests if "(profile `a0_software_orchestrator`)" in system_text(r)
     ]

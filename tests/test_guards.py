@@ -1,6 +1,6 @@
 """Guards and failures: depth limit, circular and self handovers, failed handovers,
 max_turns, unparsable calls, chains. Every request is checked for a valid tool-call
-history by the recording models (invariant 1)."""
+history by the recording models (docs/ARCHITECTURE.md, invariant 1)."""
 
 from __future__ import annotations
 

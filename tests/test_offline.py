@@ -1,4 +1,4 @@
-"""The suite runs offline (invariant 7): the guard in conftest.py cuts everything but loopback."""
+"""The suite runs offline (docs/ARCHITECTURE.md, invariant 7): the guard in conftest.py cuts everything but loopback."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 A local OpenAI-compatible server (tests/support/openai_server.py) answers with
 the offline model's decisions and rejects an invalid tool-call history with
-HTTP 400 exactly as OpenAI does, so these runs prove invariant 1 over the wire.
+HTTP 400 exactly as OpenAI does, so these runs prove invariant 1 of docs/ARCHITECTURE.md over the wire.
 """
 
 from __future__ import annotations

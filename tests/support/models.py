@@ -2,7 +2,7 @@
 
 Both override `bind_tools` (langchain_core fake models need it) and record
 each request with the tools it was bound to. Every request is checked for a
-valid tool-call history (invariant 1) the way OpenAI checks it, so any test
+valid tool-call history (docs/ARCHITECTURE.md, invariant 1) the way OpenAI checks it, so any test
 driving the graph through these models also proves that invariant.
 """
 
