@@ -9,6 +9,8 @@ A profile file is YAML front matter followed by the Markdown system prompt::
     description: "Analyses data sets and builds models."
     keywords: [data analysis, pandas, statistics]
     tools: [workspace]               # optional: built-in tool sets
+    examples:                        # optional: requests it should take, for the offline router
+      - "which of our customers churned last quarter, and why?"
     ---
 
     You are the Data Scientist. ...
@@ -27,7 +29,7 @@ NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_]{0,47}$")
 """Profile names: node names, message names and file names all accept these."""
 
 _REQUIRED = ("name", "emoji", "description", "keywords")
-_KNOWN_FIELDS = {*_REQUIRED, "marker", "tools"}
+_KNOWN_FIELDS = {*_REQUIRED, "marker", "tools", "examples"}
 
 
 class ProfileFileError(ValueError):
@@ -54,6 +56,9 @@ class Profile:
     emoji: str = "🧩"
     tools: tuple[str, ...] = ()
     marker: str = ""
+    examples: tuple[str, ...] = field(default=(), repr=False)
+    """Requests this profile should take, in users' words: the offline router compares a
+    request with them. The orchestrator's list what it keeps (small talk, planning)."""
     source: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
@@ -71,6 +76,7 @@ class Profile:
         object.__setattr__(self, "prompt", self.prompt.strip())
         object.__setattr__(self, "keywords", _strings(where, "keywords", self.keywords, lower=True))
         object.__setattr__(self, "tools", _strings(where, "tools", self.tools))
+        object.__setattr__(self, "examples", _strings(where, "examples", self.examples))
         expected = persona_marker(self.name)
         if self.marker and self.marker != expected:
             raise ProfileFileError(f"{where}: marker {self.marker!r} should be {expected!r}")
@@ -121,7 +127,7 @@ def parse_profile(text: str, *, source: str) -> Profile:
         )
     if not body.strip():
         raise ProfileFileError(f"{source}: the system prompt (body) is empty")
-    for key in ("keywords", "tools"):
+    for key in ("keywords", "tools", "examples"):
         if key in meta and not isinstance(meta[key], list):
             raise ProfileFileError(f"{source}: {key} must be a list of strings")
     return Profile(
@@ -131,6 +137,7 @@ def parse_profile(text: str, *, source: str) -> Profile:
         description=str(meta["description"]),
         keywords=tuple(meta["keywords"]),
         tools=tuple(meta.get("tools") or ()),
+        examples=tuple(meta.get("examples") or ()),
         prompt=body,
         source=source,
     )

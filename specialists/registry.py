@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -78,7 +79,8 @@ class ProfileRegistry(Mapping[str, Profile]):
 
 
 def read_profile_file(path: Path, *, source: str | None = None) -> Profile:
-    """Parse one profile file; its name must match the file name."""
+    """Parse one profile file; its name must match the file name. Example requests in a file
+    beside it (`<name>.examples.txt`, one per line) join those of its front matter."""
     source = source or str(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -87,7 +89,23 @@ def read_profile_file(path: Path, *, source: str | None = None) -> Profile:
     profile = parse_profile(text, source=source)
     if profile.name != path.stem:
         raise ProfileFileError(f"{source}: name {profile.name!r} differs from file name")
-    return profile
+    more = read_examples_file(path.with_name(f"{path.stem}{EXAMPLES_SUFFIX}"))
+    return replace(profile, examples=(*profile.examples, *more)) if more else profile
+
+
+EXAMPLES_SUFFIX = ".examples.txt"
+
+
+def read_examples_file(path: Path) -> tuple[str, ...]:
+    """Example requests, one per line (blank lines and `#` comments skipped); () if no file."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return ()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ProfileFileError(f"{path.name}: cannot be read: {exc}") from exc
+    lines = (line.strip() for line in text.splitlines())
+    return tuple(line for line in lines if line and not line.startswith("#"))
 
 
 def load_profile_dir(folder: str | os.PathLike[str]) -> list[Profile]:

@@ -142,7 +142,9 @@ def test_same_thread_continues_with_the_same_agent_after_the_process_exits(tmp_p
     other = _run_cli(
         ["run", "Make it darker.", "--thread", "t2", "--project-root", str(root)], cwd=root
     )
-    assert "🧭 [a0 software orchestrator]" in other.stdout
+    # a new thread starts with the orchestrator, which hands over afresh
+    assert "Continuing on" not in other.stdout
+    assert "🔄 Handoff to: frontend_designer" in other.stdout
 
 
 def test_a_killed_process_resumes_on_the_next_message(tmp_path):

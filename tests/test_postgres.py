@@ -187,7 +187,9 @@ def test_the_same_thread_continues_in_a_new_process(postgres_url, tmp_path):
     assert not (root / ".a0proj" / "checkpoints.sqlite").exists()
     other = run_cli(["run", "Make it darker.", "--thread", "t2", *common[2:]], cwd=root)
     assert other.returncode == 0, other.stderr
-    assert "🧭 [a0 software orchestrator]" in other.stdout
+    # a new thread starts with the orchestrator, which hands over afresh
+    assert "Continuing on" not in other.stdout
+    assert "🔄 Handoff to: frontend_designer" in other.stdout
 
 
 KILLED_CHILD = textwrap.dedent(

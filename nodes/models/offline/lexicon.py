@@ -133,7 +133,7 @@ SYNONYMS: tuple[tuple[str, ...], ...] = (
      "what they want", "what they need", "needs of", "gather", "user needs", "goals",
      "success criteria", "definition of done"),
     # the codebase
-    ("codebase", "repo", "repository", "project", "module", "modules", "source"),
+    ("codebase", "code base", "repo", "repository", "project", "module", "modules", "source"),
     ("explain", "understand", "walkthrough", "overview", "organised", "organized",
      "walk through", "walk me through", "find my way", "just joined", "new here", "new to the",
      "what happens when", "what happens between", "what happens", "how does",

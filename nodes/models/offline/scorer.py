@@ -1,28 +1,39 @@
-"""A deterministic lexical scorer: which candidate profile a request is about.
+"""A deterministic scorer: which candidate profile a request is about.
 
 The offline model routes with it when no profile is named outright. Each
-candidate profile is indexed once per profile set (`index_for`, in `index.py`).
+candidate profile is indexed once per profile set (`index_for`, in `index.py`,
+and `example_index_for`, in `examples.py`).
 
-A request scores against each profile as the sum, over its content words, of
-the best field weight of the word's stem (`KEYWORD_TERM`, `DESCRIPTION_TERM`,
+A request's lexical score against a profile is the sum, over its content words,
+of the best field weight of the word's stem (`KEYWORD_TERM`, `DESCRIPTION_TERM`,
 `PROMPT_TERM` times the field's IDF), or of a synonym's (`SYNONYMS`, a table,
 at `SYNONYM`), plus `KEYWORD_PHRASE` per word of each keyword phrase found
 verbatim. An unknown word one typo away from a profile's word counts as that
 word at `TYPO`. Words of a sentence that records a decision ("we decided ...")
-and of a file name count at `CONTEXT`, and only help choose: the ask itself
-must reach `THRESHOLD` to hand over. A request made only of stop words and
-chit-chat ("hi", "thanks!", "what can you do?") is nobody's, and without a
-keyword phrase the text must read as an ask (`is_ask`: a question, "can you",
-a problem report, an imperative), not as a statement of facts.
+and of a file name count at `CONTEXT` (`reading.py`).
+
+To that, `EXAMPLE` times the profile's votes among the request's nearest example
+requests is added (`examples.py`: each profile's `examples`, and the
+orchestrator's, which are what it keeps: small talk, thanks, simple questions,
+planning). The best total wins, and hands over when:
+
+- it is not the orchestrator's own (`stay`), and the request is not a near
+  duplicate (`NEAR_DUPLICATE`) of something the orchestrator keeps;
+- the ask itself (less decisions and file names) reaches `THRESHOLD`;
+- the text reads as an ask (`is_ask`: a question, "can you", a problem report,
+  an imperative), or, as a statement, holds one of the profile's keyword
+  phrases and is not nearest to something the orchestrator keeps.
+
+A request made only of stop words and chit-chat words ("hi", "thanks!", "what
+can you do?") is nobody's.
 
 The words, stems and tables are in `lexicon.py`, the index of a profile set in
-`index.py`, the weights in `weights.py`; this module re-exports the names other
-modules import from it.
+`index.py` and `examples.py`, the weights in `weights.py`; this module
+re-exports the names other modules import from it.
 
 Nothing here knows the built-in profiles: any `Profile` among the candidates is
 scored the same way. No model, no network, no randomness.
 """
-
 from __future__ import annotations
 
 import re
@@ -30,7 +41,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 from ....specialists import Profile
-from ...history.extractive import ARTIFACT, DECISION, SENTENCE
+from .examples import example_index_for
 from .index import index_for
 from .lexicon import (
     ASK_PHRASES,
@@ -44,12 +55,20 @@ from .lexicon import (
     SYNONYMS,
     stem,
     synonym_index,
-    synonym_phrases,
     synonyms_of,
     terms,
     words,
 )
-from .weights import CONTEXT, KEYWORD_PHRASE, MAX_TERMS, SYNONYM, THRESHOLD, TYPO
+from .reading import Word, request_words
+from .weights import (
+    EXAMPLE,
+    KEYWORD_PHRASE,
+    MAX_TERMS,
+    NEAR_DUPLICATE,
+    SYNONYM,
+    THRESHOLD,
+    TYPO,
+)
 
 __all__ = [  # the scorer's own names, and those other modules import from it
     "STOP_WORDS",
@@ -69,59 +88,6 @@ __all__ = [  # the scorer's own names, and those other modules import from it
 
 
 # -- scoring --------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Word:
-    """A content word (or a synonym phrase) of the request."""
-
-    position: int
-    text: str
-    """As the request writes it, lower-cased (so a topic reads like the request)."""
-    key: str
-    """Its stem, or the phrase itself."""
-    weight: float = 1.0
-    context: bool = False
-    """In a decision sentence or a file name: it describes the situation, not the ask."""
-
-
-def request_words(text: str) -> list[Word]:
-    """The request's content words and synonym phrases, in order, with their weights."""
-    context: list[tuple[int, int]] = []
-    skip: list[tuple[int, int]] = []  # of a file path only the file name's words count
-    for m in ARTIFACT.finditer(text):
-        path = m.group(0)
-        skip += [
-            (m.start(), m.start() + path.rfind("/") + 1),
-            (m.start() + path.rfind("."), m.end()),
-        ]
-        context.append(m.span())
-    start = 0
-    for sentence in SENTENCE.split(text):
-        begin = text.find(sentence, start)
-        if begin >= 0:
-            if DECISION.search(sentence):
-                context.append((begin, begin + len(sentence)))
-            start = begin + len(sentence)
-
-    def word(position: int, written: str, key: str) -> Word:
-        inside = any(a <= position < b for a, b in context)
-        return Word(position, written, key, CONTEXT if inside else 1.0, inside)
-
-    found = []
-    lowered = text.lower()
-    taken: list[tuple[int, int]] = []
-    for phrase, pattern in synonym_phrases():
-        for m in pattern.finditer(lowered):
-            if not any(a < m.end() and m.start() < b for a, b in taken):
-                taken.append(m.span())
-                found.append(word(m.start(), phrase, phrase))
-    for position, written in words(text):
-        if written in STOP_WORDS or written in CHIT_CHAT or written.isdigit():
-            continue
-        if not any(a <= position < b for a, b in skip):
-            found.append(word(position, written, stem(written)))
-    return sorted(found, key=lambda w: w.position)
-
-
 def is_chit_chat(text: str) -> bool:
     """True when the text has no content word: `hi`, `thanks!`, `how are you?`."""
     return not request_words(text)
@@ -217,20 +183,38 @@ def score_profiles(text: str, profiles: Mapping[str, Profile]) -> list[Score]:
 def best_profile(
     text: str, profiles: Mapping[str, Profile], *, stay: Profile | None = None
 ) -> tuple[str, list[str]] | None:
-    """The best-scoring profile and the words that matched, or None (chit-chat, too weak, or
-    `stay` scores best: the orchestrator's own work, such as planning, stays with it)."""
+    """The best profile for a request and the words that matched, or None (chit-chat, too weak,
+    or `stay` wins: what the orchestrator keeps, such as small talk and planning, stays with it).
+
+    A candidate's total is its lexical score (`score_profiles`) plus `EXAMPLE` times its votes
+    among the request's nearest example requests (`examples.py`)."""
     if not profiles or is_chit_chat(text):
         return None
     # the orchestrator's prompt and description speak of everyone's work ("understands the
-    # request ... routes it"): it stays on its keywords ("roadmap", "which specialist") only
+    # request ... routes it"): it stays on its keywords and its examples only
     scored = dict(profiles)
     if stay is not None:
         scored[stay.name] = replace(stay, description=stay.title, prompt=stay.title)
-    top = score_profiles(text, scored)[0]
+    index = example_index_for(scored)
+    nearest = index.nearest(text)
+    votes = index.votes(nearest)
+
+    def total(score: Score) -> float:
+        return score.score + EXAMPLE * votes.get(score.name, 0.0)
+
+    ranked = sorted(
+        enumerate(score_profiles(text, scored)),
+        key=lambda item: (-round(total(item[1]), 9), item[0]),
+    )
+    top = ranked[0][1]
     if stay is not None and top.name == stay.name:
         return None
-    if top.ask < THRESHOLD:  # decisions and file names help choose; the ask decides
+    # nearest of all to something the orchestrator keeps ("the k8s meetup was fun, lol")
+    kept = stay is not None and bool(nearest) and nearest[0][0] == stay.name
+    if kept and nearest[0][1] >= NEAR_DUPLICATE:
         return None
-    if not top.phrases and not is_ask(text, top.keys):  # a statement needs a keyword
+    if top.ask + EXAMPLE * votes.get(top.name, 0.0) < THRESHOLD:  # the ask decides
         return None
-    return top.name, top.matched()
+    if not is_ask(text, top.keys) and (not top.phrases or kept):  # a statement needs a keyword
+        return None
+    return top.name, top.matched() or index.telling_words(text)

@@ -30,3 +30,19 @@ non-chit-chat text ("the weather is nice", "my manager says hello"), which score
 but for a sentence built on a bug word ("the coffee machine is broken again": 1.5)."""
 MAX_TERMS = 3
 """How many request words to report when no keyword phrase matched (a topic uses three)."""
+
+# -- example requests (`examples.py`) -------------------------------------------------------
+EXAMPLE = 4.0
+"""Factor for a request's closeness to a profile's example requests, added to its score."""
+NEIGHBOURS = 12
+"""How many nearest example documents vote for their profiles."""
+GROUP_FEATURE = 0.5
+"""A word's synonym group as a feature, relative to the word itself."""
+PAIR_FEATURE = 0.5
+"""A pair of neighbouring words as a feature, relative to one word."""
+BALANCE = 0.5
+"""How far a neighbour's vote is scaled by (mean documents per profile / its profile's
+documents): 0 lets many examples outvote few, 1 weighs every profile's documents equally."""
+NEAR_DUPLICATE = 0.6
+"""A request this similar (cosine) to its nearest example, when that example is one the
+orchestrator keeps, stays with the orchestrator whatever its words score."""

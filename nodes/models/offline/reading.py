@@ -1,0 +1,67 @@
+"""What the offline router reads in a request: its content words and synonym phrases, weighed.
+
+Words of a sentence that records a decision ("we decided ...") and of a file name describe the
+situation rather than the ask: they count at `CONTEXT`. Stop words, small-talk words and numbers
+are left out; of a file path only the file name's words count.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...history.extractive import ARTIFACT, DECISION, SENTENCE
+from .lexicon import CHIT_CHAT, STOP_WORDS, stem, synonym_phrases, words
+from .weights import CONTEXT
+
+
+@dataclass(frozen=True)
+class Word:
+    """A content word (or a synonym phrase) of the request."""
+
+    position: int
+    text: str
+    """As the request writes it, lower-cased (so a topic reads like the request)."""
+    key: str
+    """Its stem, or the phrase itself."""
+    weight: float = 1.0
+    context: bool = False
+    """In a decision sentence or a file name: it describes the situation, not the ask."""
+
+
+def request_words(text: str) -> list[Word]:
+    """The request's content words and synonym phrases, in order, with their weights."""
+    context: list[tuple[int, int]] = []
+    skip: list[tuple[int, int]] = []  # of a file path only the file name's words count
+    for m in ARTIFACT.finditer(text):
+        path = m.group(0)
+        skip += [
+            (m.start(), m.start() + path.rfind("/") + 1),
+            (m.start() + path.rfind("."), m.end()),
+        ]
+        context.append(m.span())
+    start = 0
+    for sentence in SENTENCE.split(text):
+        begin = text.find(sentence, start)
+        if begin >= 0:
+            if DECISION.search(sentence):
+                context.append((begin, begin + len(sentence)))
+            start = begin + len(sentence)
+
+    def word(position: int, written: str, key: str) -> Word:
+        inside = any(a <= position < b for a, b in context)
+        return Word(position, written, key, CONTEXT if inside else 1.0, inside)
+
+    found = []
+    lowered = text.lower()
+    taken: list[tuple[int, int]] = []
+    for phrase, pattern in synonym_phrases():
+        for m in pattern.finditer(lowered):
+            if not any(a < m.end() and m.start() < b for a, b in taken):
+                taken.append(m.span())
+                found.append(word(m.start(), phrase, phrase))
+    for position, written in words(text):
+        if written in STOP_WORDS or written in CHIT_CHAT or written.isdigit():
+            continue
+        if not any(a <= position < b for a, b in skip):
+            found.append(word(position, written, stem(written)))
+    return sorted(found, key=lambda w: w.position)
