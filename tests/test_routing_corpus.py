@@ -1,9 +1,8 @@
-"""Offline routing: a corpus of natural requests, the stemmer, the synonyms, user profiles.
+"""Offline routing: corpora of natural requests, the stemmer, the synonyms, user profiles.
 
-The corpus (`tests/data/routing_corpus.json`) pairs each request with the specialists that
-could plausibly take it, and lists chit-chat the orchestrator answers itself. It was written
-before the scorer was run on it and is not tuned line by line: the lines it misses are the
-scorer's honest limits (`pytest tests/test_routing_corpus.py -s` prints them).
+Each corpus (`tests/data/routing_*.json`) pairs each request with the specialists that could
+plausibly take it, and lists chit-chat the orchestrator answers itself. The lines a corpus
+misses are the router's honest limits (`pytest tests/test_routing_corpus.py -s` prints them).
 """
 
 from __future__ import annotations
@@ -37,20 +36,23 @@ from tests.support.models import orchestrator_tools
 DATA = Path(__file__).parent / "data"
 CORPORA = {
     name: json.loads((DATA / f"routing_{name}.json").read_text("utf-8"))
-    for name in ("first", "second", "third", "blind")
+    for name in ("first", "second", "third", "blind", "blind2")
 }
-"""Four corpora, each written by a different hand. The first three guided the scorer's rules and
-word lists (development corpora); the blind one was written without seeing the scorer or the
-others and measured once, after the scorer's development ended."""
-DEVELOPMENT = ("first", "second", "third")
+"""Five corpora, each written by a different hand. The first three guided the lexical scorer's
+rules and word lists. The fourth (`blind`) was written without seeing the scorer or the others
+and measured once (65.0%, with the lexical scorer alone); it has been development data since,
+for the example-based routing too. `blind2` was written by a helper who saw only the one-line
+descriptions and measured once, after example-based routing was finished."""
+DEVELOPMENT = ("first", "second", "third", "blind")
+BLIND = ("blind2",)
 GOAL = 0.90
-"""The share of development requests routed plausibly (measured: 165 of 177, 93.2%)."""
+"""The share of requests routed plausibly, for the development corpora together (measured:
+224 of 237, 94.5%) and for each blind corpus."""
 DEVELOPMENT_FLOOR = 0.85
-"""No development corpus alone may fall below this (measured: 91.4%, 97.5%, 92.5%)."""
-BLIND_FLOOR = 0.60
-"""A regression floor for the blind corpus, not a goal: measured 39 of 60 (65.0%), with 2 of
-15 chit-chat lines handed over, well short of the 90% aimed at. Never tune against it."""
-BLIND_CHIT_CHAT = 2
+"""No development corpus alone may fall below this (measured: 98.6%, 97.5%, 95.5%, 86.7%)."""
+BLIND_CHIT_CHAT = {"blind2": 2}
+"""Chit-chat lines a blind corpus saw handed over when it was measured: a regression bound,
+short of the goal of none ("who built you?" went to the runtime/devops engineer on `build`)."""
 
 
 def _keyword_in(text: str) -> list[str]:
@@ -104,8 +106,11 @@ def test_each_corpus_is_large_varied_and_not_made_of_keywords(name):
         assert plausible and set(plausible) <= names, text
         assert plausible != [ORCHESTRATOR_PROFILE], text  # some specialist could take each
         assert text.lower().strip(" ?.!") not in keywords, text
-    # natural wording: an exact keyword phrase turns up in very few lines (the second corpus,
-    # 11 of 40, says so in its `about`)
+    # natural wording: in the corpora written by hands that knew the keyword lists, an exact
+    # keyword phrase turns up in very few lines (the second corpus, 11 of 40, says so in its
+    # `about`); blind writers never saw the lists, and used "docker" or "crash" as people do
+    if name in BLIND:
+        return
     limit = 11 if name == "second" else len(requests) // 10
     assert sum(bool(_keyword_in(t)) for t, _ in requests) <= limit
 
@@ -113,6 +118,7 @@ def test_each_corpus_is_large_varied_and_not_made_of_keywords(name):
 def test_the_corpora_have_sixty_requests_or_more_and_cover_every_specialist():
     every = [p for c in CORPORA.values() for _, plausible in c["requests"] for p in plausible]
     assert len(CORPORA["first"]["requests"]) >= 60 and len(CORPORA["blind"]["requests"]) >= 60
+    assert all(len(CORPORA[name]["requests"]) >= 100 for name in BLIND)
     assert set(builtin_profiles()) - {ORCHESTRATOR_PROFILE} <= set(every)
 
 
@@ -127,10 +133,11 @@ def test_development_corpora_reach_the_goal_and_no_chit_chat_is_handed_over():
     assert good / total >= GOAL
 
 
-def test_blind_corpus_stays_above_its_measured_floor():
-    good, total, handed = _report("blind", CORPORA["blind"])
-    assert good / total >= BLIND_FLOOR
-    assert len(handed) <= BLIND_CHIT_CHAT
+@pytest.mark.parametrize("name", BLIND)
+def test_blind_corpora_reach_the_goal_and_hand_over_no_more_chit_chat_than_measured(name):
+    good, total, handed = _report(name, CORPORA[name])
+    assert good / total >= GOAL
+    assert len(handed) <= BLIND_CHIT_CHAT[name]
 
 
 @pytest.mark.parametrize(
