@@ -36,23 +36,25 @@ from tests.support.models import orchestrator_tools
 DATA = Path(__file__).parent / "data"
 CORPORA = {
     name: json.loads((DATA / f"routing_{name}.json").read_text("utf-8"))
-    for name in ("first", "second", "third", "blind", "blind2")
+    for name in ("first", "second", "third", "blind", "blind2", "blind3")
 }
-"""Five corpora, each written by a different hand. The first three guided the lexical scorer's
+"""Six corpora, each written by a different hand. The first three guided the lexical scorer's
 rules and word lists. The fourth (`blind`) was written without seeing the scorer or the others
 and measured once (65.0%, with the lexical scorer alone); it has been development data since,
-for the example-based routing too. `blind2` was written by a helper who saw only the one-line
-descriptions and measured once, after example-based routing was finished."""
+for the example-based routing too. `blind2` and `blind3` were each written by a helper who saw
+only the one-line descriptions, and measured once: `blind2` when example-based routing was
+finished, `blind3` after the orchestrator's examples grew (each corpus's `about` says more)."""
 DEVELOPMENT = ("first", "second", "third", "blind")
-BLIND = ("blind2",)
+BLIND = ("blind2", "blind3")
 GOAL = 0.90
 """The share of requests routed plausibly, for the development corpora together (measured:
 224 of 237, 94.5%) and for each blind corpus."""
 DEVELOPMENT_FLOOR = 0.85
 """No development corpus alone may fall below this (measured: 98.6%, 97.5%, 95.5%, 86.7%)."""
-BLIND_CHIT_CHAT = {"blind2": 2}
+BLIND_CHIT_CHAT = {"blind2": 2, "blind3": 2}
 """Chit-chat lines a blind corpus saw handed over when it was measured: a regression bound,
-short of the goal of none ("who built you?" went to the runtime/devops engineer on `build`)."""
+short of the goal of none ("sorry for the late reply, was stuck in a meeting" went to the
+test/debug engineer on `stuck`)."""
 
 
 def _keyword_in(text: str) -> list[str]:

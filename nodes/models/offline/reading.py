@@ -55,6 +55,8 @@ def request_words(text: str) -> list[Word]:
     lowered = text.lower()
     taken: list[tuple[int, int]] = []
     for phrase, pattern in synonym_phrases():
+        if phrase not in lowered:  # a cheap test first: most texts hold few of the phrases
+            continue
         for m in pattern.finditer(lowered):
             if not any(a < m.end() and m.start() < b for a, b in taken):
                 taken.append(m.span())

@@ -34,6 +34,7 @@ re-exports the names other modules import from it.
 Nothing here knows the built-in profiles: any `Profile` among the candidates is
 scored the same way. No model, no network, no randomness.
 """
+
 from __future__ import annotations
 
 import re
