@@ -22,6 +22,7 @@ bench:  ## the benchmarks whose figures are in the README
 	$(PY) bench/bench_handover.py --check
 	$(PY) bench/bench_graph.py
 	$(PY) bench/bench_full_history.py --check
+	$(PY) bench/bench_routing.py
 	$(VENV)/bin/pip install -q -e ".[bench]" && $(PY) bench/bench_vs_peers.py
 
 soak:  ## 500 SIGKILLs at seeded random moments; nothing may be lost

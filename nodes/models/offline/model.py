@@ -11,8 +11,9 @@ role from what it is explicitly given, never from prompt prose:
 - bound to nothing, it summarises (stage 2 asks it to condense older turns).
 
 As the orchestrator it scores the user's request against each candidate
-profile with a small lexical scorer (stems, synonyms and phrases drawn from
-the profile's keywords and description, see `scorer.py`) and hands over to
+profile with a small deterministic scorer (stems, synonyms and phrases drawn
+from the profile's keywords and description, and a vote of the request's
+nearest example requests, see `scorer.py` and `examples.py`) and hands over to
 the best match above a threshold with a topic slug, an
 extractive summary, decisions, artifacts (file paths it sees) and a return
 condition it reads from the wording; otherwise it answers itself. As a
