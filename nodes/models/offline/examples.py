@@ -1,7 +1,7 @@
 """The offline router's example index: how close a request is to each profile's example requests.
 
-A profile may list example requests (`examples:` in its front matter); the orchestrator's
-profile lists what it keeps (greetings, thanks, small talk, planning). Each example, and one
+A profile may list example requests (`examples:` in its front matter, or one per line in
+`<name>.examples.txt` beside its file); the orchestrator's profile lists what it keeps (greetings, thanks, small talk, planning). Each example, and one
 document per profile made of its title, description and keywords (so a profile without
 examples still takes part), is a TF-IDF vector over:
 
@@ -70,13 +70,7 @@ class ExampleIndex:
 
     def vector(self, found: Mapping[str, float]) -> dict[str, float]:
         """Sublinear TF times IDF, unit length; features no document has are dropped."""
-        vector = {
-            f: (1.0 + math.log(count)) * self.idf[f]
-            for f, count in found.items()
-            if count > 0 and f in self.idf
-        }
-        norm = math.sqrt(sum(v * v for v in vector.values()))
-        return {f: v / norm for f, v in vector.items()} if norm else {}
+        return _unit_vector(found, self.idf)
 
     def nearest(self, text: str) -> list[tuple[str, float]]:
         """(profile, cosine similarity) of the request's `NEIGHBOURS` nearest documents."""
@@ -107,6 +101,14 @@ class ExampleIndex:
         return list(dict.fromkeys(w.text for w in sorted(best, key=lambda w: w.position)))
 
 
+def _unit_vector(found: Mapping[str, float], idf: Mapping[str, float]) -> dict[str, float]:
+    vector = {
+        f: (1.0 + math.log(count)) * idf[f] for f, count in found.items() if count > 0 and f in idf
+    }
+    norm = math.sqrt(sum(v * v for v in vector.values()))
+    return {f: v / norm for f, v in vector.items()} if norm else {}
+
+
 def profile_documents(profile: Profile) -> list[str]:
     """What a profile is indexed by: its examples, and its title, description and keywords."""
     if not profile.examples:  # short documents, as examples are: one per keyword
@@ -131,10 +133,9 @@ def build_example_index(profiles: Iterable[Profile]) -> ExampleIndex:
     sizes = Counter(names)
     mean = n / len(sizes) if sizes else 1.0
     balance = {name: (mean / size) ** BALANCE for name, size in sizes.items()}
-    index = ExampleIndex(names=tuple(names), idf=idf, postings={}, balance=balance)
     postings: dict[str, list[tuple[int, float]]] = {}
     for document, counts in enumerate(found):
-        for f, weight in index.vector(counts).items():
+        for f, weight in _unit_vector(counts, idf).items():
             postings.setdefault(f, []).append((document, weight))
     return ExampleIndex(
         names=tuple(names),
