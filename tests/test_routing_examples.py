@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -105,18 +106,14 @@ def test_a_user_profile_takes_requests_its_examples_describe():
     text = "Could you get the hardback about compilers back from whoever borrowed it?"
     plain = resolve_profiles([LIBRARIAN])
     assert (choose_specialist(text, profiles=plain) or ("",))[0] != "librarian"
-    taught = resolve_profiles([Profile(**{**_fields(LIBRARIAN), "examples": LIBRARIAN_EXAMPLES})])
+    taught = resolve_profiles([replace(LIBRARIAN, examples=LIBRARIAN_EXAMPLES)])
     assert choose_specialist(text, profiles=taught)[0] == "librarian"
 
 
-def _fields(profile: Profile) -> dict:
-    return {k: getattr(profile, k) for k in ("name", "emoji", "description", "keywords", "prompt")}
-
-
 def test_a_profile_with_few_examples_is_not_outvoted_by_profiles_with_many():
-    # three examples against about a hundred for each built-in: the votes are balanced
+    # three examples against about two hundred for each built-in: the votes are balanced
     index = example_index_for(
-        dict(resolve_profiles([Profile(**{**_fields(LIBRARIAN), "examples": LIBRARIAN_EXAMPLES})]))
+        dict(resolve_profiles([replace(LIBRARIAN, examples=LIBRARIAN_EXAMPLES)]))
     )
     assert index.balance["librarian"] > 3 * index.balance["hacker"]
     close = index.closeness("order two more copies of that paperback for the shelf")
