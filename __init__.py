@@ -4,7 +4,7 @@ The repository's top-level folders are the subpackages of this one import name
 (`specialist_handover.graph`, `.nodes`, `.specialists`, `.state`), so a user's
 own `graph.py` or `state.py` never clashes with ours.
 
-    from specialist_handover import build_graph, HandoverContext, Profile
+    from specialist_handover import build_graph, handover_tools, HandoverContext, Profile
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from .graph import build_graph
     from .graph.locking import ThreadBusyError
     from .nodes.agents.retry import ModelUnavailableError
+    from .nodes.handover.transfer import handover_tools
     from .specialists import Profile, ProfileFileError
     from .state import HandoverContext, InputError
 
@@ -26,6 +27,7 @@ __all__ = [
     "ProfileFileError",
     "ThreadBusyError",
     "build_graph",
+    "handover_tools",
 ]
 
 _EXPORTS = {
@@ -36,6 +38,7 @@ _EXPORTS = {
     "Profile": ".specialists",
     "ProfileFileError": ".specialists",
     "ThreadBusyError": ".graph.locking",
+    "handover_tools": ".nodes.handover.transfer",
 }
 
 

@@ -8,20 +8,14 @@ from typing import Any
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
-from langgraph.graph.state import CompiledStateGraph
+from langgraph.pregel import Pregel
 from langgraph.store.base import BaseStore
 
-from ..nodes.agents.agent import build_agent
-from ..nodes.agents.orchestrator import make_orchestrator_node
-from ..nodes.agents.specialist import make_specialist_node
-from ..nodes.handover.arguments import handover_function
+from ..nodes.agents.member import make_agent_node
+from ..nodes.agents.profile_agent import build_profile_agent
 from ..nodes.handover.node import make_handover_node
+from ..nodes.handover.transfer import handover_tools
 from ..nodes.models.resolve import ModelChoice
-from ..nodes.tools.agent_tools import (
-    make_full_history_tool,
-    make_read_briefing_tool,
-    return_to_orchestrator,
-)
 from ..nodes.tools.names import GRAPH_TOOLS
 from ..nodes.tools.toolsets import TOOL_SETS
 from ..specialists import (
@@ -46,6 +40,7 @@ RECURSION_LIMIT = 10_000
 """A safety net only: max_turns and max_handovers_per_turn end every run long before it."""
 
 ToolsSpec = Mapping[str, Sequence[BaseTool]] | None
+AgentsSpec = Mapping[str, Pregel] | None
 
 
 def build_graph(
@@ -54,6 +49,7 @@ def build_graph(
     model: Any = None,
     profiles: ProfilesSpec | ProfileRegistry = None,
     tools: ToolsSpec = None,
+    agents: AgentsSpec = None,
     store: BaseStore | None = None,
 ) -> HandoverGraph:
     """Compile the handover graph.
@@ -63,6 +59,9 @@ def build_graph(
       built-in of the same name. Nodes, routing, the handover tool's enum and
       error suggestions all derive from this build's profiles.
     - `tools`: `{profile_name: [LangChain tools]}`, added to that agent's own tools.
+    - `agents`: `{profile_name: agent}`, your own agent in that profile's place: the
+      result of `create_agent(...)` or any compiled LangGraph graph whose state has
+      `messages` (give it `handover_tools(profile_name)` to hand over and back).
     - `model`: one LangChain chat model for every agent, a mapping profile -> model
       (with an optional "default"), or None to use the run context's `model`
       (`offline` or an `init_chat_model` string).
@@ -86,7 +85,8 @@ def build_graph(
         raise TypeError(f"store must be a LangGraph store, got {type(store).__name__}")
     registry = resolve_profiles(profiles)
     models = ModelChoice(model, registry)
-    user_tools = check_tools(tools, registry)
+    own = check_agents(agents, registry)
+    user_tools = check_tools(tools, registry, own)
 
     builder = StateGraph(
         HandoverState,
@@ -95,28 +95,30 @@ def build_graph(
         output_schema=OutputState,
     )
 
-    def agent_for(name: str) -> CompiledStateGraph:
-        return build_agent(
-            agent=ORCHESTRATOR if name == ORCHESTRATOR_PROFILE else name,
+    def add_agent(name: str) -> None:
+        node = ORCHESTRATOR if name == ORCHESTRATOR_PROFILE else name
+        agent = own.get(name) or build_profile_agent(
+            agent=node,
             profile=registry[name],
             model_for=lambda ctx: models.model_for(name, ctx),
-            tools=agent_tools(registry[name], models, user_tools.get(name, [])),
-            handover_tool=handover_function(registry, caller=name),
+            tools=agent_tools(registry, name, models, user_tools.get(name, [])),
+        )
+        builder.add_node(
+            node, make_agent_node(name=node, profile=registry[name], agent=agent, models=models)
         )
 
-    orchestrator = registry[ORCHESTRATOR_PROFILE]
-    builder.add_node(
-        ORCHESTRATOR, make_orchestrator_node(orchestrator, agent_for(orchestrator.name))
-    )
+    add_agent(ORCHESTRATOR_PROFILE)
     builder.add_node(HANDOVER_NODE, make_handover_node(registry, models.counter_for))
     for name in registry.specialists:
-        builder.add_node(name, make_specialist_node(registry[name], agent_for(name)))
+        add_agent(name)
 
-    agents = [ORCHESTRATOR, *registry.specialists]
-    route_by_active_agent = make_route_by_active_agent(agents)
-    builder.add_conditional_edges(START, route_by_active_agent, agents)
+    members = [ORCHESTRATOR, *registry.specialists]
+    route_by_active_agent = make_route_by_active_agent(members)
+    builder.add_conditional_edges(START, route_by_active_agent, members)
     builder.add_conditional_edges(ORCHESTRATOR, route_after_orchestrator, [HANDOVER_NODE, END])
-    builder.add_conditional_edges(HANDOVER_NODE, make_route_after_handover(agents), [*agents, END])
+    builder.add_conditional_edges(
+        HANDOVER_NODE, make_route_after_handover(members), [*members, END]
+    )
     for name in registry.specialists:
         builder.add_conditional_edges(
             name, route_after_specialist, [HANDOVER_NODE, ORCHESTRATOR, END]
@@ -125,7 +127,38 @@ def build_graph(
     return HandoverGraph.wrap(compiled, models).with_config(recursion_limit=RECURSION_LIMIT)
 
 
-def check_tools(tools: ToolsSpec, registry: ProfileRegistry) -> dict[str, list[BaseTool]]:
+def check_agents(agents: AgentsSpec, registry: ProfileRegistry) -> dict[str, Pregel]:
+    """Validate `build_graph(agents=...)`; raise TypeError/ValueError naming the bad entry."""
+    if agents is None:
+        return {}
+    if not isinstance(agents, Mapping):
+        raise TypeError(
+            f"agents must be a mapping profile -> compiled agent, got {type(agents).__name__}"
+        )
+    for name, agent in agents.items():
+        if name not in registry:
+            raise ValueError(
+                f"agents[{name!r}] names no profile of this build; add a profile of that name "
+                f"(profiles=...) or use one of: {', '.join(registry)}"
+            )
+        if not isinstance(agent, Pregel):
+            raise TypeError(
+                f"agents[{name!r}] must be a compiled LangGraph graph (create_agent(...) or "
+                f"StateGraph(...).compile()), got {type(agent).__name__}"
+            )
+        if "messages" not in agent.channels:
+            raise ValueError(f"agents[{name!r}]: its state has no 'messages'")
+        if agent.checkpointer not in (None, True):
+            raise ValueError(
+                f"agents[{name!r}] was compiled with a checkpointer of its own; compile it "
+                "without one: the graph's checkpointer saves its steps"
+            )
+    return dict(agents)
+
+
+def check_tools(
+    tools: ToolsSpec, registry: ProfileRegistry, own: Mapping[str, Pregel]
+) -> dict[str, list[BaseTool]]:
     """Validate `build_graph(tools=...)`; raise TypeError/ValueError naming the bad entry."""
     if tools is None:
         return {}
@@ -140,6 +173,10 @@ def check_tools(tools: ToolsSpec, registry: ProfileRegistry) -> dict[str, list[B
                 f"tools[{name!r}] names no profile of this build; known profiles: "
                 f"{', '.join(registry)}"
             )
+        if name in own:
+            raise ValueError(
+                f"tools[{name!r}]: agents[{name!r}] is your own agent; give it its tools yourself"
+            )
         if isinstance(given, BaseTool) or not isinstance(given, Sequence):
             raise TypeError(f"tools[{name!r}] must be a list of LangChain tools")
         for index, item in enumerate(given):
@@ -152,22 +189,17 @@ def check_tools(tools: ToolsSpec, registry: ProfileRegistry) -> dict[str, list[B
     return checked
 
 
-def agent_tools(profile: Profile, models: ModelChoice, extra: list[BaseTool]) -> list[BaseTool]:
-    """An agent's tools: the graph's own (specialists), its profile's tool sets, the user's."""
-    name = profile.name
+def agent_tools(
+    registry: ProfileRegistry, name: str, models: ModelChoice, extra: list[BaseTool]
+) -> list[BaseTool]:
+    """A built-in agent's tools: those every agent of the graph gets (`handover_tools`), its
+    profile's tool sets, the user's."""
+    profile: Profile = registry[name]
 
     def counter_for(ctx: HandoverContext):  # type: ignore[no-untyped-def]
         return models.counter_for(name, ctx)
 
-    found: list[BaseTool] = []
-    if name != ORCHESTRATOR_PROFILE:
-        found += [
-            return_to_orchestrator,
-            make_full_history_tool(
-                counter_for=counter_for, model_for=lambda ctx: models.model_for(name, ctx)
-            ),
-            make_read_briefing_tool(specialist=name, counter_for=counter_for),
-        ]
+    found = handover_tools(name, registry)
     for tool_set in profile.tools:
         if tool_set not in TOOL_SETS:
             where = profile.source or f"profile {name!r}"

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
-from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.messages import AIMessage
 from langgraph.graph import END
 
 from ..nodes.handover.node import LOOP_STOPPED
-from ..nodes.history.conversation import last_ai_index, pending_tool_calls
-from ..nodes.tools.names import RETURN
+from ..nodes.history.conversation import pending_tool_calls
 from ..state import ORCHESTRATOR, HandoverState
 
 HANDOVER_NODE = "handover"
@@ -23,7 +23,8 @@ def make_route_by_active_agent(agents: Sequence[str]) -> Router:
 
     def route_by_active_agent(state: HandoverState) -> str:
         agent = state.get("active_agent") or ORCHESTRATOR
-        if agent != ORCHESTRATOR and not (state.get("handover") or {}).get("rendered"):
+        handover: dict[str, Any] = dict(state.get("handover") or {})
+        if agent != ORCHESTRATOR and not handover.get("rendered"):
             return ORCHESTRATOR  # a specialist without its package cannot work: start over
         return agent if agent in known else ORCHESTRATOR
 
@@ -53,27 +54,17 @@ def route_after_orchestrator(state: HandoverState) -> str:
 def route_after_specialist(state: HandoverState) -> str:
     """After a specialist: hand over, return to the orchestrator now, or end the run.
 
-    - a pending handover call -> handover (the depth guard is applied there);
+    - a pending transfer call (a handover or a return) -> handover, which carries it
+      out or refuses it (the depth guard is applied there);
     - the specialist still holds the conversation (user_request) -> END;
-    - it called return_to_orchestrator, or the chain's return condition is
-      task_complete -> orchestrator, which answers the user in the same run;
-    - after_reply -> END; the next user turn goes to the orchestrator.
+    - it replied and the chain's return condition is task_complete -> orchestrator,
+      which answers the user in the same run; after_reply -> END, and the next user
+      turn goes to the orchestrator.
     """
-    messages = state.get("messages", [])
-    if pending_tool_calls(messages):
+    if pending_tool_calls(state.get("messages", [])):
         return HANDOVER_NODE
     if state.get("active_agent") != ORCHESTRATOR:
         return END
-    if _returned_explicitly(messages):
-        return ORCHESTRATOR
-    handover = state.get("handover") or {}
+    handover: dict[str, Any] = dict(state.get("handover") or {})
     condition = handover.get("root_return_condition") or handover.get("return_condition")
     return ORCHESTRATOR if condition == "task_complete" else END
-
-
-def _returned_explicitly(messages: Sequence) -> bool:  # type: ignore[type-arg]
-    """The last assistant message called return_to_orchestrator and it was answered."""
-    i = last_ai_index(messages)
-    return i >= 0 and any(
-        isinstance(m, ToolMessage) and m.name == RETURN for m in messages[i + 1 :]
-    )

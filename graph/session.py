@@ -27,7 +27,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
 
 from ..nodes.briefing.writer import STATE_DIR
-from ..state import HandoverContext, HandoverState
+from ..state import HandoverContext, HandoverState, message_text
 from .locking import one_writer
 
 CHECKPOINT_FILE = "checkpoints.sqlite"
@@ -251,8 +251,7 @@ def pending_message(snapshot: Any) -> str | None:
     """The text of a user message the thread stores but has not answered yet, if any."""
     messages = (snapshot.values or {}).get("messages") or []
     if messages and isinstance(messages[-1], HumanMessage):
-        content = messages[-1].content
-        return content if isinstance(content, str) else None
+        return message_text(messages[-1])
     return None
 
 
@@ -395,19 +394,6 @@ def agent_of(ns: tuple[str, ...]) -> str:
     return ns[0].split(":", 1)[0] if ns else ""
 
 
-def _chunk_text(message: Any) -> str:
-    content = getattr(message, "content", "")
-    if isinstance(content, str):
-        return content
-    parts = []
-    for block in content or []:
-        if isinstance(block, str):
-            parts.append(block)
-        elif isinstance(block, dict) and block.get("type") == "text":
-            parts.append(str(block.get("text", "")))
-    return "".join(parts)
-
-
 def _live_updates(graph, payload, config, context) -> Iterator[Event]:  # type: ignore[no-untyped-def]
     """`_updates`, streamed with `subgraphs=True`, plus the live events."""
     for ns, mode, chunk in graph.stream(
@@ -427,7 +413,7 @@ def _live_updates(graph, payload, config, context) -> Iterator[Event]:  # type: 
                 "AIMessageChunk",
             ):
                 continue
-            text = _chunk_text(message)
+            text = message_text(message)
             if text:
                 yield (
                     TOKEN_EVENT,

@@ -9,11 +9,13 @@ from __future__ import annotations
 from typing import Any
 
 from .handover.tool import HandoverOutcome, make_handover_tool, perform_handover
+from .handover.transfer import handover_tools
 from .models.resolve import model_from_string
 
 __all__ = [
     "HandoverOutcome",
     "handover_to_specialist",
+    "handover_tools",
     "make_handover_tool",
     "model_from_string",
     "perform_handover",

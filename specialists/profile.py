@@ -7,7 +7,7 @@ A profile file is YAML front matter followed by the Markdown system prompt::
     marker: "[data scientist]"      # optional; always "[<name with spaces>]"
     emoji: "📊"
     description: "Analyses data sets and builds models."
-    keywords: [data analysis, pandas, statistics]
+    keywords: [data analysis, pandas, statistics]  # optional: phrases the offline router weighs
     tools: [workspace]               # optional: built-in tool sets
     examples:                        # optional: requests it should take, for the offline router
       - "which of our customers churned last quarter, and why?"
@@ -28,8 +28,8 @@ import yaml
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_]{0,47}$")
 """Profile names: node names, message names and file names all accept these."""
 
-_REQUIRED = ("name", "emoji", "description", "keywords")
-_KNOWN_FIELDS = {*_REQUIRED, "marker", "tools", "examples"}
+_REQUIRED = ("name", "emoji", "description")
+_KNOWN_FIELDS = {*_REQUIRED, "keywords", "marker", "tools", "examples"}
 
 
 class ProfileFileError(ValueError):
@@ -135,7 +135,7 @@ def parse_profile(text: str, *, source: str) -> Profile:
         marker=str(meta.get("marker") or ""),
         emoji=str(meta["emoji"]),
         description=str(meta["description"]),
-        keywords=tuple(meta["keywords"]),
+        keywords=tuple(meta.get("keywords") or ()),
         tools=tuple(meta.get("tools") or ()),
         examples=tuple(meta.get("examples") or ()),
         prompt=body,

@@ -1,17 +1,18 @@
 """State schemas, the runtime context, reducers and token counting (imports nothing of ours)."""
 
-from .agent import AgentState
+from .agent import MEMBER_RUN_KEY, MemberRun, ProfileAgentState, current_member
 from .context import HandoverContext, coerce_context
-from .messages import InputError, add_messages_safely, check_input
+from .messages import InputError, check_input, message_text
 from .schema import (
     ORCHESTRATOR,
+    PUBLIC_PACKAGE_FIELDS,
     RETURN_CONDITIONS,
     ActiveHandover,
+    HandoverPackage,
     HandoverRecord,
     HandoverState,
     InputState,
     OutputState,
-    append_trail,
 )
 from .tokens import (
     DEFAULT_ENCODING,
@@ -29,7 +30,11 @@ __all__ = [
     "ORCHESTRATOR",
     "RETURN_CONDITIONS",
     "ActiveHandover",
-    "AgentState",
+    "HandoverPackage",
+    "MEMBER_RUN_KEY",
+    "MemberRun",
+    "PUBLIC_PACKAGE_FIELDS",
+    "ProfileAgentState",
     "DEFAULT_ENCODING",
     "EncodingUnavailableError",
     "HandoverContext",
@@ -39,10 +44,10 @@ __all__ = [
     "InputState",
     "OutputState",
     "TokenCounter",
-    "add_messages_safely",
-    "append_trail",
     "check_input",
     "coerce_context",
+    "current_member",
+    "message_text",
     "count_message_tokens",
     "count_tokens",
     "encoding_name_for_model",

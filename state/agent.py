@@ -1,35 +1,70 @@
-"""The state of one agent's own loop (the subgraph each agent node runs).
+"""The state of a built-in agent (LangChain's `create_agent` state, stored linearly), and what
+the graph hands an agent in process while it runs.
 
-An agent's loop does not carry the conversation: it starts from `view`, the
-bounded slice of the conversation its model may see (the handover package and
-the turns since the handover, or the orchestrator's window), and `messages`
-collects only what this activation adds. Its checkpoints stay as small as its
-requests.
+An agent never carries the whole conversation: its node starts it from a
+bounded view (the handover package and the turns since the handover, or the
+orchestrator's window). The built-in agents' `messages` is a `DeltaChannel`, so
+each checkpoint of their loop stores that step's writes and the view is stored
+once, with the input.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Annotated, Any
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Annotated, Any, NotRequired
 
-from langchain_core.messages import AnyMessage
+from langchain.agents import AgentState
+from langchain_core.messages import AnyMessage, BaseMessage
 from langgraph.channels import DeltaChannel
-from langgraph.graph.message import add_messages
-from typing_extensions import TypedDict
+from langgraph.config import get_config
+
+from .messages import merge_messages
+from .tokens import TokenCounter
+
+AGENT_SNAPSHOT_EVERY = 1000
+"""An activation is short: its loop stores writes, almost never a snapshot."""
 
 
-def _last_write(state: Any, writes: Sequence[Any]) -> Any:
-    return writes[-1] if writes else state
+class ProfileAgentState(AgentState[Any]):
+    """A built-in agent's state: its view and what it adds; `model_calls` so far in a row."""
+
+    messages: Annotated[  # type: ignore[misc]
+        list[AnyMessage], DeltaChannel(merge_messages, snapshot_frequency=AGENT_SNAPSHOT_EVERY)
+    ]
+    model_calls: NotRequired[int]
 
 
-_ONCE: DeltaChannel[Any] = DeltaChannel(_last_write, snapshot_frequency=1000)
-"""Written once per activation: stored with that write, not again in every checkpoint."""
+MEMBER_RUN_KEY = "__specialist_handover_member"
+"""Run-config key (`configurable`) under which an agent's node passes its `MemberRun`. The
+leading `__` keeps it out of checkpoint metadata, which LangGraph Server copies the other
+configurable keys into."""
 
 
-class AgentState(TypedDict, total=False):
-    """One activation of an agent: what it sees, what it added, how many model calls."""
+@dataclass(frozen=True)
+class MemberRun:
+    """What an agent's node hands its tools and middleware in process (never checkpointed).
 
-    view: Annotated[list[AnyMessage], _ONCE]
-    messages: Annotated[list[AnyMessage], add_messages]
-    system_prompt: Annotated[str, _ONCE]
-    model_calls: int
+    `conversation` is the whole stored conversation (stage 2 reads it); `call_ids`
+    the tool-call ids it already uses (a reply must not repeat one: a handover's
+    id names its briefing entry); `counter` is this agent's token counter in this
+    run and `model()` its chat model (made on first use: stage 2 summarises with it).
+    """
+
+    agent: str
+    profile: str
+    conversation: Sequence[BaseMessage] = ()
+    call_ids: frozenset[str] = frozenset()
+    package_text: str = ""
+    counter: TokenCounter | None = None
+    model: Callable[[], Any] = lambda: None
+
+
+def current_member() -> MemberRun | None:
+    """The `MemberRun` of the agent running now, or None outside the handover graph."""
+    try:
+        config = get_config()
+    except RuntimeError:  # not inside a LangGraph run
+        return None
+    found = (config.get("configurable") or {}).get(MEMBER_RUN_KEY)
+    return found if isinstance(found, MemberRun) else None

@@ -6,6 +6,9 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import defaults
+from .defaults import UPPER_BOUNDS
+
 
 def _default_project_root() -> str:
     return os.environ.get("HANDOVER_PROJECT_ROOT") or os.getcwd()
@@ -15,10 +18,6 @@ def _default_model() -> str:
     if os.environ.get("HANDOVER_MODEL"):
         return os.environ["HANDOVER_MODEL"]
     return "openai:gpt-4o-mini" if os.environ.get("OPENAI_API_KEY") else "offline"
-
-
-UPPER_BOUNDS = {"max_turns": 100, "max_handovers_per_turn": 20, "model_attempts": 10}
-"""Bounds that keep every run finite (the graph's recursion limit is sized for them)."""
 
 
 @dataclass
@@ -48,34 +47,34 @@ class HandoverContext:
         },
     )
     max_context_tokens: int = field(
-        default=3000,
+        default=defaults.MAX_CONTEXT_TOKENS,
         metadata={"description": "Token budget of a stage-1 package; over it, a warning."},
     )
     include_recent_turns: int = field(
-        default=5,
+        default=defaults.INCLUDE_RECENT_TURNS,
         metadata={"description": "How many recent turns a package carries verbatim."},
     )
     max_handover_depth: int = field(
-        default=3,
+        default=defaults.MAX_HANDOVER_DEPTH,
         metadata={"description": "Longest handover chain before further handovers are refused."},
     )
     max_turns: int = field(
-        default=10,
+        default=defaults.MAX_TURNS,
         metadata={"description": "Model calls one agent may make in a row before it stops."},
     )
     full_history_max_tokens: int = field(
-        default=50000,
+        default=defaults.FULL_HISTORY_MAX_TOKENS,
         metadata={"description": "Cap of request_full_history (stage 2), compacted when over."},
     )
     max_handovers_per_turn: int = field(
-        default=3,
+        default=defaults.MAX_HANDOVERS_PER_TURN,
         metadata={
             "description": "Handovers one user turn may make, returns included; one more is "
             "refused as a loop and the turn ends with an answer."
         },
     )
     model_attempts: int = field(
-        default=3,
+        default=defaults.MODEL_ATTEMPTS,
         metadata={
             "description": "Attempts per model call on transient errors (HTTP 429/5xx, "
             "timeouts, connection errors), with backoff and jitter."
@@ -89,7 +88,7 @@ class HandoverContext:
         },
     )
     max_input_tokens: int = field(
-        default=32000,
+        default=defaults.MAX_INPUT_TOKENS,
         metadata={"description": "Largest user message accepted; a larger one is refused."},
     )
 

@@ -8,7 +8,7 @@ that is already stored (by an older version, or straight through the
 checkpointer) is read with its unusable items left out, so the thread answers
 its next message. `merge_messages` is the conversation's reducer (a batch
 reducer: the channel is a `DeltaChannel`, which stores each step's writes and
-replays them); `add_messages_safely` is the same for ordinary channels.
+replays them).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from langchain_core.messages import (
     HumanMessage,
     convert_to_messages,
 )
-from langgraph.graph.message import _messages_delta_reducer, add_messages
+from langgraph.graph.message import _messages_delta_reducer
 from langgraph.types import Command
 
 from .tokens import TokenCounter
@@ -50,14 +50,6 @@ def _usable(items: Any) -> list[Any]:
     return kept
 
 
-def add_messages_safely(left: Any, right: Any) -> Any:
-    """`add_messages`, except that unusable items in a stored write are left out."""
-    try:
-        return add_messages(left, right)
-    except Exception:  # noqa: BLE001 - see the module docstring
-        return add_messages(_usable(left), _usable(right))
-
-
 def merge_messages(state: Any, writes: Sequence[Any]) -> Any:
     """The conversation channel's batch reducer (for `DeltaChannel`): LangGraph's own,
     with the unusable items of a stored write left out, item by item, so the result is
@@ -68,14 +60,13 @@ def merge_messages(state: Any, writes: Sequence[Any]) -> Any:
         return _messages_delta_reducer(_usable(state), [_usable(w) for w in writes])
 
 
-def _text_of(message: BaseMessage) -> str:
-    content = message.content
-    if isinstance(content, str):
-        return content
-    return "".join(
-        str(block.get("text", "")) if isinstance(block, Mapping) else str(block)
-        for block in content
-    )
+def message_text(message: Any) -> str:
+    """The text of a message (or chunk): its string content, or its text blocks joined.
+
+    The project's one message-to-text helper; LangChain's own `.text` does the work.
+    """
+    text = getattr(message, "text", "")
+    return str(text) if text is not None else ""
 
 
 def _check_message(index: int, item: Any, max_tokens: int, counter: TokenCounter) -> BaseMessage:
@@ -101,7 +92,7 @@ def _check_message(index: int, item: Any, max_tokens: int, counter: TokenCounter
         )
     if not isinstance(message.content, str | list):
         raise InputError(f"{where}: content must be text")
-    text = _text_of(message)
+    text = message_text(message)
     if "\x00" in text:
         raise InputError(f"{where} holds a NUL character")
     try:

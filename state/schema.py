@@ -37,15 +37,6 @@ TRAIL_SNAPSHOT_EVERY = 32
 """The trail is written about a third as often: its snapshots come as often in turns."""
 
 
-def append_trail(left: list[dict] | None, right: list[dict] | dict | None) -> list[dict]:
-    """Reducer for the handover trail: append-only, never rewritten."""
-    merged = list(left or [])
-    if right is None:
-        return merged
-    merged.extend([right] if isinstance(right, dict) else right)
-    return merged
-
-
 def merge_trail(state: list[dict] | None, writes: list) -> list[dict]:  # type: ignore[type-arg]
     """The trail's batch reducer (for `DeltaChannel`): appends each write's records."""
     merged = list(state or [])
@@ -72,24 +63,50 @@ class HandoverRecord(TypedDict):
     error: NotRequired[str]
 
 
-class ActiveHandover(TypedDict, total=False):
-    """The package the active specialist works from (the tool's package + rendering)."""
+class HandoverPackage(TypedDict):
+    """A stage-1 package: the one record the state, the tool, the briefing entry, the review
+    and the receiving agent all read (the receiver as data and as `rendered` text)."""
 
     handover_id: str
     specialist: str
     topic: str
     summary: str
+    recent_turns: list[str]
+    decisions: list[str]
+    artifacts: list[str]
+    reason: str
+    return_condition: str
+    from_agent: str
     briefing_file: str
     estimated_tokens: int
+    """Counted over `rendered`, the very text the specialist is shown."""
     max_context_tokens: int
     oversize_warning: bool
     rendered: str
-    reason: str
-    return_condition: str
+
+
+PUBLIC_PACKAGE_FIELDS = (
+    "specialist",
+    "topic",
+    "summary",
+    "briefing_file",
+    "estimated_tokens",
+    "max_context_tokens",
+    "oversize_warning",
+    "handover_id",
+    "return_condition",
+)
+"""The fields of the tool's returned `package{...}` JSON, in the documented order."""
+
+
+class ActiveHandover(HandoverPackage, total=False):
+    """The package the active specialist works from, and where it sits in the chain."""
+
     root_return_condition: str
-    from_agent: str
+    """The first handover's return condition: it decides when the chain hands back."""
     chain: list[str]
     anchor_id: str
+    """Id of the tool message that answered the handover: the specialist's turns follow it."""
 
 
 Conversation = Annotated[

@@ -20,7 +20,7 @@ from specialist_handover.nodes.briefing.writer import (
     render_entry,
     slugify_topic,
 )
-from specialist_handover.state import TokenCounter
+from specialist_handover.state import HandoverPackage, TokenCounter
 
 COUNTER = TokenCounter()
 SECRET = "TOP-SECRET-6f1d"
@@ -38,10 +38,10 @@ def root(tmp_path: Path) -> Path:
 def entry_text(
     specialist: str, when: datetime, reason: str, summary: str = "", hid: str = ""
 ) -> str:
-    return render_entry(
+    package = HandoverPackage(
         handover_id=hid or f"h-{reason}",
-        when=when,
         specialist=specialist,
+        topic="t",
         from_agent="orchestrator",
         reason=reason,
         summary=summary or f"Summary for {reason}.",
@@ -49,9 +49,13 @@ def entry_text(
         decisions=["Use Tailwind"],
         artifacts=["src/pages/index.tsx"],
         return_condition="user_request",
+        briefing_file="",
         estimated_tokens=120,
         max_context_tokens=3000,
+        oversize_warning=False,
+        rendered="",
     )
+    return render_entry(package, when=when)
 
 
 def write_entry(

@@ -4,7 +4,8 @@ The model is `ChatOpenAI` over HTTP against the local OpenAI-compatible server,
 which records every request. The first process hands over to a specialist whose
 tool hangs; it is killed while the tool runs. A second process, on the same
 SQLite file, resumes: the tool runs again (it never finished), but the model
-request that asked for it is not sent again.
+request that asked for it is not sent again. The specialist is ours (a profile
+with the user's tool) or yours (`create_agent(...)` with that tool, in its place).
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+
+import pytest
 
 from tests.support.openai_server import OpenAICompatibleServer
 
@@ -42,11 +45,14 @@ CHILD = textwrap.dedent(
         return f"probe of {target}: 3 handlers, 1 slow query"
 
     model = ChatOpenAI(model="gpt-4o", base_url=base_url, api_key="k", max_retries=0)
-    graph = build_graph(
-        checkpointer=sqlite_checkpointer(db),
-        model=model,
-        tools={"codebase_explorer": [slow_probe]},
-    )
+    if os.environ.get("YOUR_AGENT"):
+        from langchain.agents import create_agent
+
+        explorer = create_agent(model, [slow_probe], system_prompt="You explore code.")
+        mine = {"agents": {"codebase_explorer": explorer}}
+    else:
+        mine = {"tools": {"codebase_explorer": [slow_probe]}}
+    graph = build_graph(checkpointer=sqlite_checkpointer(db), model=model, **mine)
     values = run_turn(graph, text or None, thread_id="k", context={"project_root": root})
     print("LAST:", values["messages"][-1].content)
     """
@@ -62,7 +68,7 @@ class Scripted:
     def __call__(self, messages: list[dict], tools: list[dict]) -> dict:
         names = {t["function"]["name"] for t in tools}
         last = messages[-1]
-        if "return_to_orchestrator" not in names:
+        if "slow_probe" not in names:
             if last["role"] == "user":
                 args = {
                     "specialist_profile": "codebase_explorer",
@@ -90,11 +96,13 @@ def _call(name: str, args: dict) -> dict:
     }
 
 
-def _child(args: list[str], *, hang: bool) -> subprocess.Popen:
+def _child(args: list[str], *, hang: bool, yours: bool) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "HANDOVER_MODEL")}
     env["PYTHONPATH"] = str(REPO)
     if hang:
         env["HANG_IN_TOOL"] = "1"
+    if yours:
+        env["YOUR_AGENT"] = "1"
     return subprocess.Popen(
         [sys.executable, "-c", CHILD, *args],
         env=env,
@@ -104,8 +112,9 @@ def _child(args: list[str], *, hang: bool) -> subprocess.Popen:
     )
 
 
+@pytest.mark.parametrize("agent", ["ours", "yours"])
 def test_sigkill_while_a_specialists_tool_runs_resumes_without_repeating_the_model_request(
-    tmp_path,
+    tmp_path, agent
 ):
     root = tmp_path / "project"
     root.mkdir()
@@ -115,6 +124,7 @@ def test_sigkill_while_a_specialists_tool_runs_resumes_without_repeating_the_mod
         first = _child(
             [server.base_url, db, str(root), str(marker), "Why is the search endpoint slow?"],
             hang=True,
+            yours=agent == "yours",
         )
         deadline = time.monotonic() + 90
         while not marker.exists() and first.poll() is None and time.monotonic() < deadline:
@@ -126,7 +136,9 @@ def test_sigkill_while_a_specialists_tool_runs_resumes_without_repeating_the_mod
         asked = [json.dumps(body["messages"], sort_keys=True) for body in server.requests]
         assert len(asked) == 2  # orchestrator -> handover; specialist -> slow_probe
 
-        second = _child([server.base_url, db, str(root), str(marker), ""], hang=False)
+        second = _child(
+            [server.base_url, db, str(root), str(marker), ""], hang=False, yours=agent == "yours"
+        )
         out, err = second.communicate(timeout=120)
         assert second.returncode == 0, err
         assert "LAST: Found it: probe of search: 3 handlers, 1 slow query" in out

@@ -39,7 +39,7 @@ from pydantic import ValidationError
 
 from specialist_handover.graph import build_graph
 from specialist_handover.graph.session import run_turn, sqlite_checkpointer, thread_config
-from specialist_handover.nodes.agents.retry import ModelUnavailableError, TransientModelError
+from specialist_handover.nodes.agents.retry import ModelUnavailableError
 from tests.support import openai_server
 from tests.support.models import check_tool_history
 from tests.support.openai_server import HTTPFault, OpenAICompatibleServer
@@ -709,16 +709,15 @@ def case_id(case: Case) -> str:
 
 @pytest.fixture(autouse=True)
 def fast_retries(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The graph's model retries without real waiting (read when build_graph runs)."""
+    """The graph's model retries without real waiting (read at each retry)."""
     monkeypatch.setattr(
-        "specialist_handover.nodes.agents.agent.MODEL_RETRY",
+        "specialist_handover.nodes.agents.retry.MODEL_RETRY",
         RetryPolicy(
             initial_interval=0.01,
             backoff_factor=1.0,
             max_interval=0.02,
             max_attempts=10,
-            jitter=False,  # LangGraph adds up to 1 s of jitter per retry: off in tests
-            retry_on=TransientModelError,
+            jitter=False,  # up to 1 s of jitter per retry: off in tests
         ),
     )
 

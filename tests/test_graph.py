@@ -12,7 +12,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 
 from specialist_handover.graph import build_graph
 from specialist_handover.nodes.history.conversation import pending_tool_calls
-from specialist_handover.specialists import ORCHESTRATOR_PROFILE, builtin_profiles
+from specialist_handover.specialists import builtin_profiles
 from specialist_handover.state import TokenCounter
 from tests.support.graphs import REQUESTS, make, replies, say, state_of
 from tests.support.models import (
@@ -20,6 +20,7 @@ from tests.support.models import (
     ScriptedChatModel,
     ai_call,
     check_tool_history,
+    orchestrator_tools,
     system_text,
 )
 
@@ -71,14 +72,11 @@ def test_orchestrator_sees_profiles_with_descriptions_in_the_tool(ctx):
     graph, model = make()
     say(graph, "Hello", ctx)
     assert model.bound_tools[0] == ["handover_to_specialist"]
-    from specialist_handover.nodes.handover.arguments import handover_function
-
-    description = handover_function(PROFILES, caller=ORCHESTRATOR_PROFILE)["function"][
-        "description"
-    ]
+    (tool,) = orchestrator_tools()
+    description = tool["function"]["description"]
     for name in SPECIALISTS:
         assert f"{name}: {PROFILES[name].description}" in description
-    params = handover_function(PROFILES, caller=ORCHESTRATOR_PROFILE)["function"]["parameters"]
+    params = tool["function"]["parameters"]
     assert "recent_turns" not in params["properties"]
     assert "project_root" not in params["properties"]
 

@@ -102,6 +102,9 @@ def test_tool_accepts_all_eleven_arguments(handover_args, handover_dir):
         assert value in text
 
 
+LABEL = "🖌️ [frontend designer]"
+
+
 def test_defaults_are_3000_tokens_5_recent_turns_and_user_request(project_root):
     outcome = perform_handover(required(project_root, recent_turns=TURNS))
     assert not isinstance(outcome, str), outcome
@@ -121,7 +124,7 @@ def test_recent_turns_are_trimmed_to_the_last_n(project_root, keep):
     assert not isinstance(outcome, str), outcome
     kept = TURNS[-keep:] if keep else []
     assert outcome.package["recent_turns"] == kept
-    rendered = render_package(outcome.package)
+    rendered = render_package(outcome.package, LABEL)
     for turn in TURNS:
         assert (turn in rendered) == (turn in kept)
     briefing = open(outcome.result["briefing"]["path"], encoding="utf-8").read()
@@ -135,8 +138,8 @@ def test_estimated_tokens_equals_the_count_of_the_rendered_package(handover_args
     outcome = perform_handover(handover_args)
     assert not isinstance(outcome, str), outcome
     estimated = outcome.result["package"]["estimated_tokens"]
-    assert estimated == TokenCounter().count_text(render_package(outcome.package))
-    assert outcome.package["rendered"] == render_package(outcome.package)
+    assert estimated == TokenCounter().count_text(render_package(outcome.package, LABEL))
+    assert outcome.package["rendered"] == render_package(outcome.package, LABEL)
 
     # the tool's JSON gives the same figure, recomputed from the inputs alone
     result, _ = split_answer(invoke(**{**handover_args, "topic": "second-topic"}))
@@ -147,13 +150,13 @@ def test_estimated_tokens_equals_the_count_of_the_rendered_package(handover_args
         "briefing_file": result["package"]["briefing_file"],
         "return_condition": "user_request",
         "reason": handover_args["handover_reason"],
+        "from_agent": "",
         "recent_turns": TURNS[-4:],
         "decisions": handover_args["decisions"],
         "artifacts": handover_args["artifacts"],
-        "label": "🖌️ [frontend designer]",
     }
     assert result["package"]["estimated_tokens"] == TokenCounter().count_text(
-        render_package(package)
+        render_package(package, LABEL)  # type: ignore[arg-type]
     )
 
 

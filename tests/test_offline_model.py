@@ -5,12 +5,14 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
+from specialist_handover.nodes.handover.package import package_message
 from specialist_handover.nodes.models.offline import (
     OfflineChatModel,
     choose_specialist,
     extract_artifacts,
     extract_decisions,
 )
+from specialist_handover.state import HandoverPackage
 from tests.support.models import orchestrator_tools, specialist_tools
 
 MODEL = OfflineChatModel()
@@ -21,18 +23,28 @@ def orchestrate(*texts: str) -> AIMessage:
     return MODEL.bind_tools(orchestrator_tools()).invoke(messages)
 
 
-def act_as(profile: str, *messages, package: str = "") -> AIMessage:
+def act_as(profile: str, *messages, package: HandoverPackage | None = None) -> AIMessage:
     system = SystemMessage("prompt: no role in here")
-    opening = [HumanMessage(package, name="handover")] if package else []
+    opening = [package_message(package)] if package else []
     return MODEL.bind_tools(specialist_tools(profile)).invoke([system, *opening, *messages])
 
 
-PACKAGE = (
-    "🖌️ [frontend designer] HANDOVER PACKAGE (stage 1)\nSpecialist: frontend_designer\n"
-    "Topic: landing-page-hero\n"
-    "Return condition: user_request — keeps it\n\n## Summary\nThe user wants a bold hero.\n\n"
-    "## Recent turns (verbatim, oldest first)\n1. user: Please design the hero.\n\n"
-    "## Decisions so far\n- Use Tailwind\n\n## Artifacts\n- src/Hero.tsx\n"
+PACKAGE = HandoverPackage(
+    handover_id="call_1",
+    specialist="frontend_designer",
+    topic="landing-page-hero",
+    summary="The user wants a bold hero.",
+    recent_turns=["user: Please design the hero."],
+    decisions=["Use Tailwind"],
+    artifacts=["src/Hero.tsx"],
+    reason="visual design",
+    return_condition="user_request",
+    from_agent="orchestrator",
+    briefing_file="/p/.a0proj/handover/frontend-designer-landing-page-hero-2026-06-05.md",
+    estimated_tokens=120,
+    max_context_tokens=3000,
+    oversize_warning=False,
+    rendered="(the rendered package: the offline model reads the data, not this text)",
 )
 
 

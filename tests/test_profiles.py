@@ -17,6 +17,7 @@ from specialist_handover.specialists import (
     builtin_profiles,
     load_profile_dir,
     parse_profile,
+    resolve_profiles,
 )
 
 PROFILES = builtin_profiles()
@@ -205,3 +206,20 @@ def test_well_formed_profile_file_parses():
     assert profile.name == "data_scientist"
     assert profile.label == "📊 [data scientist]"
     assert profile.prompt == "You are the Data Scientist."
+
+
+def test_keywords_and_examples_are_optional_and_such_a_profile_still_routes_offline(tmp_path):
+    from specialist_handover.nodes.models.offline import choose_specialist
+
+    bare = (
+        '---\nname: data_scientist\nemoji: "📊"\n'
+        'description: "Analyses data sets: statistics, dataset profiling, churn forecasts and '
+        'charts."\n---\n\nYou are the Data Scientist.\n'
+    )
+    (tmp_path / "data_scientist.md").write_text(bare, encoding="utf-8")
+    (profile,) = load_profile_dir(tmp_path)
+    assert profile.keywords == () and profile.examples == ()
+    registry = resolve_profiles([profile])
+    chosen = choose_specialist("Can you forecast churn for next quarter?", profiles=registry)
+    assert chosen is not None and chosen[0] == "data_scientist"
+    assert choose_specialist("hello there, how are you?", profiles=registry) is None

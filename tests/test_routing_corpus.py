@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from specialist_handover import Profile
-from specialist_handover.nodes.handover.arguments import handover_function
+from specialist_handover.nodes.handover.transfer import handover_tools
 from specialist_handover.nodes.models.offline import OfflineChatModel
 from specialist_handover.nodes.models.offline.cues import choose_specialist
 from specialist_handover.nodes.models.offline.scorer import (
@@ -436,7 +436,7 @@ def test_a_user_profile_is_routed_by_its_description_and_stemmed_words():
 
 def test_the_offline_orchestrator_hands_over_to_a_user_profile():
     registry = resolve_profiles([DATA_SCIENTIST])
-    tools = [handover_function(registry, caller=ORCHESTRATOR_PROFILE)]
+    tools = handover_tools(ORCHESTRATOR_PROFILE, registry)
     reply = (
         OfflineChatModel(profiles=registry)
         .bind_tools(tools)

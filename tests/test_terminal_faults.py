@@ -16,7 +16,6 @@ from langgraph.types import RetryPolicy
 from specialist_handover import build_graph
 from specialist_handover.graph.cli import main
 from specialist_handover.graph.session import sqlite_checkpointer, thread_config
-from specialist_handover.nodes.agents.retry import TransientModelError
 from tests.support.models import check_tool_history, model_responder
 from tests.support.openai_server import HTTPFault, OpenAICompatibleServer
 
@@ -31,13 +30,12 @@ def root(tmp_path, monkeypatch):
     monkeypatch.delenv("HANDOVER_MODEL", raising=False)
     monkeypatch.chdir(project)
     monkeypatch.setattr(
-        "specialist_handover.nodes.agents.agent.MODEL_RETRY",
+        "specialist_handover.nodes.agents.retry.MODEL_RETRY",
         RetryPolicy(
             initial_interval=0.01,
             backoff_factor=1.0,
             max_interval=0.01,
             max_attempts=10,
-            retry_on=TransientModelError,
         ),
     )
     return project

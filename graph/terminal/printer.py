@@ -14,8 +14,8 @@ from typing import Any, TextIO
 
 from langchain_core.messages import AIMessage, ToolMessage
 
-from ...nodes.history.conversation import message_text
 from ...specialists import ProfileRegistry, resolve_profiles
+from ...state import message_text
 from ..session import STEP_EVENT, TASK_EVENT, TOKEN_EVENT
 from .spinner import Spinner, is_terminal
 from .text import agent_label, agent_title, plural, profile_name, tool_line

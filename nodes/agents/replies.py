@@ -17,11 +17,14 @@ from collections.abc import Iterable
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage, message_chunk_to_message
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from pydantic import ValidationError
 
-CALL_IDS_KEY = "specialist_handover_call_ids"
-"""Run-config key (`configurable`) holding the tool-call ids the stored conversation uses."""
+from ...specialists import Profile
+from ..briefing.writer import now_utc
+from ..tools.names import HANDOVER, RETURN
+
+TRANSFER_NAMES = (HANDOVER, RETURN)
 
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 """Function names OpenAI accepts (the same pattern applies to message names)."""
@@ -144,33 +147,127 @@ def is_unreadable_tool_call(exc: BaseException) -> bool:
     return any("tool_calls" in [str(p) for p in err.get("loc", ())] for err in exc.errors())
 
 
-def _streaming(model: BaseChatModel) -> BaseChatModel:
-    """The same model with streaming switched on, whatever the instance said."""
+def streaming_copy(model: BaseChatModel) -> BaseChatModel:
+    """The same model with streaming switched on, whatever the instance said (a client that
+    cannot parse a reply's tool-call arguments keeps them as invalid calls when it streams)."""
     fields = type(model).model_fields
     update = {k: v for k, v in (("streaming", True), ("disable_streaming", False)) if k in fields}
     return model.model_copy(update=update) if update else model
 
 
-def invoke_readably(
-    model: BaseChatModel, tools: list[Any], request: list[BaseMessage], config: Any
-) -> AIMessage:
-    """Invoke the model bound to `tools`; when its client cannot parse the reply's tool calls,
-    ask once more, streaming, where LangChain keeps such calls as invalid ones instead."""
-    bound = model.bind_tools(tools) if tools else model
-    reply: Any
-    try:
-        reply = bound.invoke(request, config)
-    except ValidationError as exc:
-        if not is_unreadable_tool_call(exc):
-            raise
-        streaming = _streaming(model)
-        rebound = streaming.bind_tools(tools) if tools else streaming
-        reply = None
-        for chunk in rebound.stream(request, config):
-            reply = chunk if reply is None else reply + chunk
-        if reply is None:
-            raise
-        reply = message_chunk_to_message(reply)
-    if not isinstance(reply, AIMessage):
-        reply = AIMessage(content=str(getattr(reply, "content", reply)))
-    return reply
+def tag_reply(message: AIMessage, agent: str, profile: Profile) -> AIMessage:
+    """A reply as stored: named by the agent, its persona marker in its metadata, and when it
+    was made (a handover resumed after a crash keeps that time and its file's date)."""
+    metadata = dict(message.response_metadata or {})
+    metadata.update({"persona_marker": profile.marker, "persona_emoji": profile.emoji})
+    metadata.setdefault("created_at", now_utc().isoformat())
+    return message.model_copy(
+        update={
+            "name": agent,
+            "response_metadata": metadata,
+            "id": message.id or f"msg-{uuid.uuid4().hex}",
+        }
+    )
+
+
+def graph_reply(agent: str, profile: Profile, content: str, flag: str) -> AIMessage:
+    """A reply the graph writes for an agent (no model asked), marked with `flag`."""
+    return AIMessage(
+        content=content,
+        name=agent,
+        id=f"msg-{uuid.uuid4().hex}",
+        response_metadata={
+            "persona_marker": profile.marker,
+            "persona_emoji": profile.emoji,
+            flag: True,
+        },
+    )
+
+
+def stop_message(agent: str, profile: Profile, turns: int, max_turns: int) -> AIMessage:
+    """What an agent says when it reaches max_turns model calls in a row."""
+    return graph_reply(
+        agent,
+        profile,
+        f"⚠️ {profile.label} stopped after {turns} model calls in a row without finishing "
+        f"(max_turns={max_turns}). Nothing was lost: ask again or rephrase, and the "
+        "conversation continues from here.",
+        MAX_TURNS_REACHED,
+    )
+
+
+MAX_TURNS_REACHED = "max_turns_reached"
+"""Metadata flag of the message an agent stops with at `max_turns`."""
+
+
+def stored_replies(
+    added: list[BaseMessage],
+    *,
+    agent: str,
+    profile: Profile,
+    taken: set[str],
+    stored_ids: set[str | None] = frozenset(),  # type: ignore[assignment]
+) -> list[BaseMessage]:
+    """What an agent added, as the conversation stores it: its replies and tool results only,
+    replies named and tagged, every tool-call id unique in the thread (a repeated one is
+    renamed, in its results too), every message id new (a reused one would overwrite a stored
+    message), and calls no result answers closed with an `ERROR:` (the last reply's transfer
+    calls excepted: the handover node answers them)."""
+    seen = set(taken)
+    renamed: dict[str, str] = {}
+    out: list[BaseMessage] = []
+    for message in added:
+        if message.id in stored_ids:
+            message = message.model_copy(update={"id": f"{message.type}-{uuid.uuid4().hex}"})
+        if isinstance(message, AIMessage):
+            reply = tag_reply(_renaming(message, seen, renamed), agent, profile)
+            safe = make_reply_safe(reply, seen)
+            seen.update(c["id"] or "" for c in [*safe.tool_calls, *safe.invalid_tool_calls])
+            out.append(safe)
+        elif isinstance(message, ToolMessage):
+            call_id = renamed.get(message.tool_call_id, message.tool_call_id)
+            out.append(message.model_copy(update={"tool_call_id": call_id}))
+    return _close_pending(out)
+
+
+def _renaming(message: AIMessage, seen: set[str], renamed: dict[str, str]) -> AIMessage:
+    """The reply with each call id already used in the thread replaced by a fresh one."""
+
+    def fresh(calls: list[Any]) -> list[Any]:
+        out = []
+        for call in calls:
+            old = call.get("id")
+            if isinstance(old, str) and old and old in seen:
+                renamed[old] = new_call_id()
+                call = {**call, "id": renamed[old]}
+            out.append(call)
+        return out
+
+    calls, bad = fresh(list(message.tool_calls)), fresh(list(message.invalid_tool_calls))
+    if calls == message.tool_calls and bad == message.invalid_tool_calls:
+        return message
+    return message.model_copy(update={"tool_calls": calls, "invalid_tool_calls": bad})
+
+
+def _close_pending(messages: list[BaseMessage]) -> list[BaseMessage]:
+    """Answer the calls no tool message answers, but the last reply's transfer calls."""
+    answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
+    last = max((i for i, m in enumerate(messages) if isinstance(m, AIMessage)), default=-1)
+    out: list[BaseMessage] = []
+    for i, message in enumerate(messages):
+        out.append(message)
+        if not isinstance(message, AIMessage):
+            continue
+        for call in [*message.tool_calls, *message.invalid_tool_calls]:
+            if call["id"] in answered or (i == last and call.get("name") in TRANSFER_NAMES):
+                continue
+            out.append(
+                ToolMessage(
+                    content=f"ERROR: {call.get('name') or 'the tool'} was not answered.",
+                    tool_call_id=call["id"],
+                    name=call.get("name") or "unknown",
+                    id=f"tool-{uuid.uuid4().hex}",
+                    status="error",
+                )
+            )
+    return out

@@ -1,12 +1,11 @@
-"""Transient model errors are retried by the agent's model step, with backoff and jitter.
+"""Which model errors are worth another attempt, how long to wait, and the error when none is left.
 
-The model step carries LangGraph's node `RetryPolicy` (`MODEL_RETRY`): it
-retries `TransientModelError`, which the step raises for HTTP 429 and 5xx,
-timeouts and connection errors while attempts remain (the run context's
-`model_attempts`, 3 by default). When they run out the step raises
-`ModelUnavailableError`, naming the agent, the model's base URL and the cause.
-The failed step stays unfinished in the checkpoint, so the thread stays valid
-and the next run resumes it.
+The agents' `ModelRetries` middleware retries HTTP 429 and 5xx, timeouts and
+connection errors while attempts remain (the run context's `model_attempts`, 3
+by default), waiting as `MODEL_RETRY` says. When they run out the model step
+raises `ModelUnavailableError`, naming the agent, the model's base URL and the
+cause. The failed step stays unfinished in the checkpoint, so the thread stays
+valid and the next run resumes it.
 """
 
 from __future__ import annotations
@@ -15,14 +14,9 @@ from typing import Any
 
 from langgraph.types import RetryPolicy
 
-MAX_MODEL_ATTEMPTS = 10
-"""The most attempts the run context may ask for."""
+from ...state.defaults import UPPER_BOUNDS
 
 TRANSIENT_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
-
-
-class TransientModelError(RuntimeError):
-    """A model call failed in a way that may pass: retried by the step's RetryPolicy."""
 
 
 class ModelUnavailableError(RuntimeError):
@@ -33,11 +27,10 @@ MODEL_RETRY = RetryPolicy(
     initial_interval=1.0,
     backoff_factor=2.0,
     max_interval=20.0,
-    max_attempts=MAX_MODEL_ATTEMPTS,
+    max_attempts=UPPER_BOUNDS["model_attempts"],
     jitter=True,
-    retry_on=TransientModelError,
 )
-"""The model step's retry policy; `model_attempts` in the run context decides when to stop."""
+"""How long to wait between attempts; `model_attempts` in the run context decides how many."""
 
 
 def status_of(exc: BaseException) -> int | None:
@@ -75,17 +68,10 @@ def base_url_of(model: Any, exc: BaseException | None = None) -> str:
     return str(value) if value else "(the provider's default URL)"
 
 
-def model_failure(
-    *, agent: str, model: Any, exc: BaseException, attempt: int, attempts: int
-) -> Exception:
-    """The error to raise for a failed model call: retry it, or say clearly that it failed."""
+def model_unavailable(*, agent: str, model: Any, exc: BaseException, attempts: int) -> Exception:
+    """The error for a model call that failed for good: who, where, how often and why."""
     cause = f"{type(exc).__name__}: {exc}".strip()
-    where = base_url_of(model, exc)
-    if attempt < attempts:
-        return TransientModelError(
-            f"{agent}: model call {attempt} of {attempts} to {where} failed ({cause}); retrying"
-        )
     return ModelUnavailableError(
-        f"{agent} could not get an answer from its model at {where} after {attempt} "
-        f"attempt{'s' if attempt != 1 else ''}: {cause}"
+        f"{agent} could not get an answer from its model at {base_url_of(model, exc)} after "
+        f"{attempts} attempt{'s' if attempts != 1 else ''}: {cause}"
     )

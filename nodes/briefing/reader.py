@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from ...state import TokenCounter
+from ...state.defaults import READ_BRIEFING_MAX_TOKENS
 from .writer import HANDOVER_DIR, STATE_DIR, slugify_topic
 
-DEFAULT_MAX_TOKENS = 4_000
 MAX_FILE_BYTES = 8 * 1024 * 1024  # a larger file is read from its end (newest entries)
 _SPECIALIST = re.compile(r"[a-z0-9]+(?:_[a-z0-9]+)*")
 _ENTRY = re.compile(
@@ -46,7 +46,7 @@ def read_briefing(
     project_root: str,
     specialist: str,
     topic: str | None = None,
-    max_tokens: int = DEFAULT_MAX_TOKENS,
+    max_tokens: int = READ_BRIEFING_MAX_TOKENS,
     counter: TokenCounter,
 ) -> str:
     """The specialist's briefing entries (one topic or all), newest first, <= max_tokens.

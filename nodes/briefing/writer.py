@@ -34,6 +34,8 @@ import unicodedata
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from ...state import HandoverPackage
+
 STATE_DIR = ".a0proj"
 HANDOVER_DIR = "handover"
 MAX_SLUG_LENGTH = 64
@@ -93,39 +95,29 @@ def _bullets(items: list[str], empty: str = "(none)") -> str:
 
 
 def render_entry(
-    *,
-    handover_id: str,
-    when: datetime,
-    specialist: str,
-    from_agent: str,
-    reason: str,
-    summary: str,
-    recent_turns: list[str],
-    decisions: list[str],
-    artifacts: list[str],
-    return_condition: str,
-    estimated_tokens: int,
-    max_context_tokens: int,
-    redacted: dict[str, int] | None = None,
+    package: HandoverPackage, *, when: datetime, redacted: dict[str, int] | None = None
 ) -> str:
     """One Markdown entry: the package as handed over, never the chat history.
 
     `redacted` (kind -> count) says how many secrets were replaced before the write.
     """
-    turns = "\n".join(f"> {_escape(turn)}".replace("\n", "\n> ") for turn in recent_turns)
+    handover_id = package["handover_id"]
+    turns = "\n".join(
+        f"> {_escape(turn)}".replace("\n", "\n> ") for turn in package["recent_turns"]
+    )
     return (
-        f"\n## Handover {when.astimezone(UTC):%Y-%m-%dT%H:%M:%SZ} → {specialist}\n"
+        f"\n## Handover {when.astimezone(UTC):%Y-%m-%dT%H:%M:%SZ} → {package['specialist']}\n"
         f"{_ID_MARKER.format(handover_id)}\n\n"
         f"- **Handover id:** `{handover_id}`\n"
-        f"- **From:** {_escape(from_agent) or '(caller not given)'}\n"
-        f"- **Reason:** {_escape(reason).strip() or '(no reason given)'}\n"
-        f"- **Return condition:** {return_condition}\n"
-        f"- **Package tokens:** {estimated_tokens} / {max_context_tokens}\n"
+        f"- **From:** {_escape(package['from_agent']) or '(caller not given)'}\n"
+        f"- **Reason:** {_escape(package['reason']).strip() or '(no reason given)'}\n"
+        f"- **Return condition:** {package['return_condition']}\n"
+        f"- **Package tokens:** {package['estimated_tokens']} / {package['max_context_tokens']}\n"
         f"- **Secrets redacted:** {_redaction_line(redacted or {})}\n\n"
-        f"### Summary\n\n{_escape(summary).strip() or '(no summary)'}\n\n"
+        f"### Summary\n\n{_escape(package['summary']).strip() or '(no summary)'}\n\n"
         f"### Recent turns\n\n{turns or '(none)'}\n\n"
-        f"### Decisions\n\n{_bullets(decisions)}\n\n"
-        f"### Artifacts\n\n{_bullets(artifacts)}\n"
+        f"### Decisions\n\n{_bullets(package['decisions'])}\n\n"
+        f"### Artifacts\n\n{_bullets(package['artifacts'])}\n"
     )
 
 

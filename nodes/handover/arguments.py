@@ -17,8 +17,9 @@ from typing import Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from ...specialists import ORCHESTRATOR_PROFILE, ProfileRegistry
+from ...specialists import ProfileRegistry
 from ...state import RETURN_CONDITIONS
+from ...state.defaults import INCLUDE_RECENT_TURNS, MAX_CONTEXT_TOKENS
 from ..briefing.writer import slugify_topic
 
 GRAPH_SUPPLIED: dict[str, JsonValue] = {"supplied_by_graph": True}
@@ -63,12 +64,12 @@ class HandoverArguments(BaseModel):
         json_schema_extra=GRAPH_SUPPLIED,
     )
     max_context_tokens: int = Field(
-        3000,
+        MAX_CONTEXT_TOKENS,
         description="Token budget of the package (a warning when over).",
         json_schema_extra=GRAPH_SUPPLIED,
     )
     include_recent_turns: int = Field(
-        5,
+        INCLUDE_RECENT_TURNS,
         description="How many recent turns the package carries verbatim.",
         json_schema_extra=GRAPH_SUPPLIED,
     )
@@ -262,28 +263,3 @@ def model_arguments_schema(targets: list[str]) -> dict[str, Any]:
     schema = _schema(MODEL_ARGUMENTS, required)
     schema["properties"]["specialist_profile"]["enum"] = list(targets)
     return schema
-
-
-def handover_function(profiles: ProfileRegistry, *, caller: str) -> dict[str, Any]:
-    """The handover tool as `caller` sees it (OpenAI function format): every other profile."""
-    targets = [name for name in profiles if name != caller]
-    if caller == ORCHESTRATOR_PROFILE:
-        listing = "; ".join(f"{n}: {profiles[n].description}" for n in targets)
-    else:
-        listing = (
-            "; ".join(
-                f"{n}: {profiles[n].description}" for n in targets if n != ORCHESTRATOR_PROFILE
-            )
-            + f"; {ORCHESTRATOR_PROFILE}: hand back to the orchestrator"
-        )
-    return {
-        "type": "function",
-        "function": {
-            "name": "handover_to_specialist",
-            "description": "Transfer the conversation to another specialist with a small "
-            "stage-1 package (summary, decisions, artifacts; the graph adds the recent turns). "
-            "Use it when the request is clearly better handled by that specialist. "
-            "Available agents: " + listing,
-            "parameters": model_arguments_schema(targets),
-        },
-    }

@@ -1,13 +1,14 @@
-"""The handover node: builds the stage-1 package into the state, or refuses.
+"""The handover node: carries out the transfer an agent asked for, or refuses it.
 
-It answers every pending `handover_to_specialist` call of the calling agent
-with exactly one tool message, so the tool-call history stays valid: the first
-call is carried out or refused, any further one in the same message is
-refused. On success the package
-(with its rendering) goes into `state["handover"]`, the briefing entry is
-appended (once per tool-call id, so a resumed crash does not duplicate it), and
-`active_agent` becomes the target. On refusal the caller keeps control and sees
-the `ERROR:` result.
+An agent's transfer tool (`transfer.py`) ends its run with the call unanswered;
+this node answers every pending call of that reply with exactly one tool
+message, so the tool-call history stays valid. The chosen call is carried out
+or refused, any other is refused. A handover builds the stage-1 package into
+`state["handover"]`, appends its briefing entry (once per tool-call id, so a
+resumed crash does not duplicate it) and makes the target `active_agent`; a
+return (`return_to_orchestrator`, or a handover to the orchestrator's profile)
+gives the conversation back to the orchestrator. On refusal the caller keeps
+control and sees the `ERROR:` result.
 """
 
 from __future__ import annotations
@@ -17,24 +18,32 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.messages import ToolMessage
 from langgraph.runtime import Runtime
 
 from ...specialists import ORCHESTRATOR_PROFILE, ProfileRegistry
-from ...state import ORCHESTRATOR, HandoverContext, HandoverState, TokenCounter, coerce_context
+from ...state import (
+    ORCHESTRATOR,
+    ActiveHandover,
+    HandoverContext,
+    HandoverState,
+    TokenCounter,
+    coerce_context,
+)
+from ..agents.replies import graph_reply
 from ..briefing.shared import put_briefing
 from ..history.conversation import last_ai_index, pending_tool_calls, recent_turns
-from ..tools.names import HANDOVER
+from ..tools.names import RETURN
 from .arguments import MODEL_ARGUMENTS
 from .review import review_handover
 from .tool import (
-    PACKAGE_KEYS,
     HandoverOutcome,
     PreparedHandover,
     perform_handover,
     prepare_handover,
 )
 from .trail import handover_hop, handovers_in, return_hop, return_update, trail_record
+from .transfer import TRANSFERS, chosen_transfer, transfer_refusal
 
 CounterFor = Callable[[str, HandoverContext], TokenCounter]
 """(profile, context) -> the token counter of the model that profile's agent uses."""
@@ -121,23 +130,30 @@ def run_handover(
     """The handover node's update for this state."""
     caller = state.get("active_agent") or ORCHESTRATOR
     messages = state.get("messages", [])
-    pending = [c for c in pending_tool_calls(messages) if c["name"] == HANDOVER]
-    if not pending:
+    pending = pending_tool_calls(messages)
+    call = chosen_transfer(pending)
+    if call is None:
         return {}
+    answers = [
+        _answer(c, transfer_refusal(c, call) if c["name"] in TRANSFERS else NOT_RUN)
+        for c in pending
+        if c is not call
+    ]
     current: dict[str, Any] = dict(state.get("handover") or {})
     chain = list(current.get("chain") or []) if caller != ORCHESTRATOR else []
     depth = state.get("handover_depth", 0) if caller != ORCHESTRATOR else 0
-    call, extra = pending[0], pending[1:]
+    trail = list(state.get("turn_trail") or [])
     args = {k: v for k, v in (call.get("args") or {}).items() if k in MODEL_ARGUMENTS}
+    if call["name"] == RETURN and caller == ORCHESTRATOR:
+        return {"messages": [_answer(call, NO_ONE_TO_RETURN_TO), *answers]}
+    if call["name"] == RETURN:
+        return _return_to_orchestrator(
+            caller, call, call.get("args") or {}, current, answers, trail
+        )
     target = args.get("specialist_profile")
-    answers = [
-        _answer(c, "ERROR: only one handover per turn; this call was not carried out.")
-        for c in extra
-    ]
     refusal = check_handover(
         caller=caller, target=target, chain=chain, depth=depth, max_depth=ctx.max_handover_depth
     )
-    trail = list(state.get("turn_trail") or [])
     if refusal is None and target == ORCHESTRATOR_PROFILE:
         return _return_to_orchestrator(caller, call, args, current, answers, trail)
     if refusal is None and handovers_in(trail) >= ctx.max_handovers_per_turn:
@@ -210,46 +226,37 @@ def run_handover(
             ],
         }
     package = outcome.package
-    anchor = f"handover-{call['id']}"
-    shared = {
-        "specialist": package["specialist"],
-        "topic": package["topic"],
-        "handover_id": package["handover_id"],
-        "markdown": outcome.entry,
-        "created_at": outcome.when,
-        "from_agent": caller,
-    }
+    specialist = package["specialist"]
     condition = package["return_condition"]
-    new_handover = {
-        key: package[key]
-        for key in (
-            *PACKAGE_KEYS,
-            "rendered",
-            "reason",
-            "return_condition",
-            "from_agent",
-            "handover_id",
-        )
-    } | {
+    anchor = f"handover-{call['id']}"
+    new_handover: ActiveHandover = {
+        **package,
         "root_return_condition": current.get("root_return_condition", condition)
         if chain
         else condition,
-        "chain": [*chain, package["specialist"]],
+        "chain": [*chain, specialist],
         "anchor_id": anchor,
     }
     return {
-        SHARED_ENTRY: shared,
+        SHARED_ENTRY: {
+            "specialist": specialist,
+            "topic": package["topic"],
+            "handover_id": package["handover_id"],
+            "markdown": outcome.entry,
+            "created_at": outcome.when,
+            "from_agent": caller,
+        },
         "messages": [_answer(call, outcome.to_line(), anchor), *answers],
-        "active_agent": package["specialist"],
+        "active_agent": specialist,
         "handover": new_handover,
         "handover_depth": depth + 1,
         "agent_turns": 0,
-        "turn_trail": [*trail, handover_hop(caller, package["specialist"])],
+        "turn_trail": [*trail, handover_hop(caller, specialist)],
         "handovers": [
             trail_record(
                 "handover",
                 from_agent=caller,
-                to_agent=package["specialist"],
+                to_agent=specialist,
                 reason=package["reason"],
                 topic=package["topic"],
                 return_condition=condition,
@@ -258,6 +265,10 @@ def run_handover(
             )
         ],
     }
+
+
+NOT_RUN = "ERROR: not run: the same reply handed the conversation on."
+NO_ONE_TO_RETURN_TO = "ERROR: the orchestrator has no one to return to; answer the user."
 
 
 def _return_to_orchestrator(
@@ -282,17 +293,12 @@ def _stop_the_loop(
     caller: str, call: dict, answers: list, refusal: str, profiles: ProfileRegistry
 ) -> dict[str, Any]:
     """Refuse the handover, and end the turn with an answer to the user from the caller."""
-    profile = profiles[_profile_of(caller)]
-    answer = AIMessage(
-        content=f"⚠️ I stopped handing this over: {refusal.removeprefix('ERROR: ')} "
+    answer = graph_reply(
+        caller,
+        profiles[_profile_of(caller)],
+        f"⚠️ I stopped handing this over: {refusal.removeprefix('ERROR: ')} "
         "Tell me how you would like to go on, and I'll take it from here.",
-        name=caller,
-        id=f"msg-{uuid.uuid4().hex}",
-        response_metadata={
-            "persona_marker": profile.marker,
-            "persona_emoji": profile.emoji,
-            LOOP_STOPPED: True,
-        },
+        LOOP_STOPPED,
     )
     return {
         "messages": [_answer(call, refusal), *answers, answer],

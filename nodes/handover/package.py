@@ -1,22 +1,24 @@
-"""Stage 1: the token-bounded handover package and its one rendering.
+"""Stage 1: the token-bounded handover package, its one rendering, and the message carrying it.
 
-`render_package` is the only way a package becomes text: the tool counts
-`estimated_tokens` over its output and the specialist node shows the very same
-output to the specialist, so the figure is what the specialist really costs.
-
-Its second line, `Specialist: <profile>`, names who the package is for: a
-routing hint any model (the built-in offline one included) can read without
-guessing from prose.
+A package is one `HandoverPackage` record (`state/schema.py`): the handover
+node keeps it in the state, the tool's answer shows its public fields, the
+briefing entry is written from it, a reviewer sees it, and the receiving agent
+gets it as the message that opens its view, both as data (the message's
+`additional_kwargs["handover_package"]`) and as text (`rendered`, the text
+`estimated_tokens` is counted over).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from langchain_core.messages import HumanMessage
 
-from ...specialists import persona_marker
-from ...state import RETURN_CONDITIONS, TokenCounter
+from ...state import RETURN_CONDITIONS, HandoverPackage, TokenCounter
+from ...state.defaults import RECOMMENDED_SUMMARY_TOKENS
 
-RECOMMENDED_SUMMARY_TOKENS = 300
+PACKAGE_DATA_KEY = "handover_package"
+"""Where the package message carries the package as data (`additional_kwargs`)."""
+HANDOVER_SENDER = "handover"
+"""The `name` of the messages the graph itself puts into an agent's view."""
 
 
 def trim_recent_turns(recent_turns: list[str], include_recent_turns: int) -> list[str]:
@@ -26,30 +28,30 @@ def trim_recent_turns(recent_turns: list[str], include_recent_turns: int) -> lis
     return list(recent_turns[-include_recent_turns:])
 
 
-def render_package(package: dict[str, Any]) -> str:
-    """The stage-1 package as the specialist reads it (and as its tokens are counted)."""
-    specialist = package["specialist"]
-    marker = package.get("label") or persona_marker(specialist)
-    condition = package.get("return_condition", "user_request")
+def render_package(package: HandoverPackage, label: str) -> str:
+    """The stage-1 package as the specialist reads it (and as its tokens are counted).
+
+    `label` is the specialist's emoji and persona marker (`🖌️ [frontend designer]`).
+    """
+    condition = package["return_condition"]
     lines = [
-        f"{marker} HANDOVER PACKAGE (stage 1)",
-        f"Specialist: {specialist}",
+        f"{label} HANDOVER PACKAGE (stage 1)",
+        f"Specialist: {package['specialist']}",
         f"Topic: {package['topic']}",
-        f"From: {package.get('from_agent') or 'orchestrator'}",
-        f"Reason: {package.get('reason') or '(not given)'}",
+        f"From: {package['from_agent'] or 'orchestrator'}",
+        f"Reason: {package['reason'] or '(not given)'}",
         f"Return condition: {condition} — {RETURN_CONDITIONS.get(condition, '')}",
         "",
         "## Summary",
-        package.get("summary") or "(no summary)",
+        package["summary"] or "(no summary)",
         "",
         "## Recent turns (verbatim, oldest first)",
     ]
-    turns = package.get("recent_turns") or []
-    lines += [f"{i}. {turn}" for i, turn in enumerate(turns, 1)] or ["(none)"]
+    lines += [f"{i}. {turn}" for i, turn in enumerate(package["recent_turns"], 1)] or ["(none)"]
     lines += ["", "## Decisions so far"]
-    lines += [f"- {d}" for d in package.get("decisions") or []] or ["(none)"]
+    lines += [f"- {d}" for d in package["decisions"]] or ["(none)"]
     lines += ["", "## Artifacts"]
-    lines += [f"- {a}" for a in package.get("artifacts") or []] or ["(none)"]
+    lines += [f"- {a}" for a in package["artifacts"]] or ["(none)"]
     lines += [
         "",
         "## More context if you need it",
@@ -61,6 +63,7 @@ def render_package(package: dict[str, Any]) -> str:
 
 def build_stage1_package(
     *,
+    handover_id: str,
     specialist: str,
     topic: str,
     summary: str,
@@ -69,47 +72,69 @@ def build_stage1_package(
     artifacts: list[str],
     return_condition: str,
     reason: str,
+    from_agent: str,
     briefing_file: str,
     max_context_tokens: int,
     include_recent_turns: int,
     counter: TokenCounter,
-    from_agent: str = "",
-    label: str = "",
-) -> dict[str, Any]:
-    """The package dict (the tool's `package` block plus what rendering needs).
-
-    Recent turns are trimmed to the last `include_recent_turns`; `estimated_tokens`
-    is counted over `render_package` of the result; `oversize_warning` is set when
-    that exceeds `max_context_tokens`; `notes` says when the summary is longer than
-    the recommended 300 tokens. `label` is the specialist's emoji and marker.
-    """
-    package: dict[str, Any] = {
-        "specialist": specialist,
-        "topic": topic,
-        "summary": summary,
-        "briefing_file": briefing_file,
-        "estimated_tokens": 0,
-        "max_context_tokens": max_context_tokens,
-        "oversize_warning": False,
-        "return_condition": return_condition,
-        "reason": reason,
-        "from_agent": from_agent,
-        "recent_turns": trim_recent_turns(recent_turns, include_recent_turns),
-        "decisions": list(decisions),
-        "artifacts": list(artifacts),
-        "label": label,
-    }
-    rendered = render_package(package)
-    package["estimated_tokens"] = counter.count_text(rendered)
+    label: str,
+) -> HandoverPackage:
+    """The package: recent turns trimmed to the last `include_recent_turns`, rendered, and
+    counted over that rendering (`oversize_warning` when over `max_context_tokens`)."""
+    package = HandoverPackage(
+        handover_id=handover_id,
+        specialist=specialist,
+        topic=topic,
+        summary=summary,
+        recent_turns=trim_recent_turns(recent_turns, include_recent_turns),
+        decisions=list(decisions),
+        artifacts=list(artifacts),
+        reason=reason,
+        return_condition=return_condition,
+        from_agent=from_agent,
+        briefing_file=briefing_file,
+        estimated_tokens=0,
+        max_context_tokens=max_context_tokens,
+        oversize_warning=False,
+        rendered="",
+    )
+    package["rendered"] = render_package(package, label)
+    package["estimated_tokens"] = counter.count_text(package["rendered"])
     package["oversize_warning"] = package["estimated_tokens"] > max_context_tokens
-    package["rendered"] = rendered
-    notes = []
-    summary_tokens = counter.count_text(summary) if summary else 0
-    package["summary_tokens"] = summary_tokens
-    if summary_tokens > RECOMMENDED_SUMMARY_TOKENS:
-        notes.append(
-            f"NOTE: the summary is {summary_tokens} tokens; at most "
-            f"{RECOMMENDED_SUMMARY_TOKENS} are recommended."
-        )
-    package["notes"] = notes
     return package
+
+
+def summary_notes(summary: str, counter: TokenCounter) -> list[str]:
+    """A `NOTE:` when the summary is longer than the recommended number of tokens."""
+    tokens = counter.count_text(summary) if summary else 0
+    if tokens <= RECOMMENDED_SUMMARY_TOKENS:
+        return []
+    return [
+        f"NOTE: the summary is {tokens} tokens; at most {RECOMMENDED_SUMMARY_TOKENS} are "
+        "recommended."
+    ]
+
+
+PACKAGE_FIELDS = tuple(HandoverPackage.__required_keys__)
+
+
+def package_message(package: HandoverPackage) -> HumanMessage:
+    """The message that opens the receiving agent's view: the rendered package, with the
+    package itself as data. It is a user turn, so every request has one (some providers
+    require it) even before the user has said anything to the specialist."""
+    return HumanMessage(
+        content=package.get("rendered", ""),
+        name=HANDOVER_SENDER,
+        id=f"package-{package.get('handover_id') or package.get('anchor_id')}",
+        additional_kwargs={
+            # a thread stored by an older version may lack some fields: they stay out
+            PACKAGE_DATA_KEY: {k: package[k] for k in PACKAGE_FIELDS if k in package}  # type: ignore[literal-required]
+        },
+    )
+
+
+def package_of(message: object) -> HandoverPackage | None:
+    """The package a message carries as data, or None."""
+    kwargs = getattr(message, "additional_kwargs", None) or {}
+    found = kwargs.get(PACKAGE_DATA_KEY)
+    return found if isinstance(found, dict) else None  # type: ignore[return-value]

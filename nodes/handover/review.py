@@ -36,18 +36,19 @@ Check = Callable[[Any], str | None]
 def review_payload(
     prepared: PreparedHandover, from_agent: str, error: str | None
 ) -> dict[str, Any]:
-    """What the reviewer sees: the package's fields, its token figures and warnings."""
-    values = prepared.values
+    """What the reviewer sees: the package's fields (by the tool's argument names), its
+    token figures and warnings."""
+    package = prepared.package
     payload: dict[str, Any] = {
-        "specialist_profile": values["specialist"],
-        "topic": values["topic"],
-        "summary": values["summary"],
-        "handover_reason": values["reason"],
-        "decisions": list(values["decisions"]),
-        "artifacts": list(values["artifacts"]),
-        "return_condition": values["return_condition"],
-        "estimated_tokens": prepared.package["estimated_tokens"],
-        "max_context_tokens": values["max_context_tokens"],
+        "specialist_profile": package["specialist"],
+        "topic": package["topic"],
+        "summary": package["summary"],
+        "handover_reason": package["reason"],
+        "decisions": list(package["decisions"]),
+        "artifacts": list(package["artifacts"]),
+        "return_condition": package["return_condition"],
+        "estimated_tokens": package["estimated_tokens"],
+        "max_context_tokens": package["max_context_tokens"],
         "warnings": prepared.warnings(),
         "from_agent": from_agent,
     }

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -17,7 +16,7 @@ from typing import Any
 from langchain_core.tools import StructuredTool
 
 from ...specialists import ProfileRegistry, builtin_profiles, persona_marker
-from ...state import TokenCounter, token_counter
+from ...state import PUBLIC_PACKAGE_FIELDS, HandoverPackage, TokenCounter, token_counter
 from ..briefing.redact import redact, redact_all
 from ..briefing.writer import (
     BriefingError,
@@ -29,17 +28,7 @@ from ..briefing.writer import (
     render_entry,
 )
 from .arguments import HandoverRefused, tool_arguments_schema, validate_arguments
-from .package import build_stage1_package
-
-PACKAGE_KEYS = (
-    "specialist",
-    "topic",
-    "summary",
-    "briefing_file",
-    "estimated_tokens",
-    "max_context_tokens",
-    "oversize_warning",
-)
+from .package import build_stage1_package, summary_notes
 
 
 @dataclass
@@ -47,7 +36,7 @@ class HandoverOutcome:
     """A successful handover: the tool's return JSON plus what the graph keeps."""
 
     result: dict[str, Any]
-    package: dict[str, Any]
+    package: HandoverPackage
     warnings: list[str] = field(default_factory=list)
     entry: str = ""
     """The briefing entry as written (Markdown)."""
@@ -73,15 +62,6 @@ class HandoverOutcome:
             f"briefing={self.result['briefing']['path']})"
         )
         return "\n".join([line, *self.warnings])
-
-
-HANDED_OVER = re.compile(
-    r"^Handed over to (?P<specialist>\S+) .*?\(handover_id=(?P<handover_id>[^;]+); "
-    r"(?P<estimated_tokens>\d+) tokens, max (?P<max_context_tokens>\d+); "
-    r"return_condition=(?P<return_condition>\w+); briefing=(?P<briefing_file>.*)\)$",
-    re.M,
-)
-"""Reads `HandoverOutcome.to_line()` back."""
 
 
 def redact_values(values: dict[str, Any]) -> dict[str, int]:
@@ -119,16 +99,16 @@ class PreparedHandover:
     """A validated, counted handover whose briefing entry is not written yet (review point)."""
 
     values: dict[str, Any]
-    package: dict[str, Any]
+    package: HandoverPackage
     entry: str
     redacted: dict[str, int]
+    notes: list[str]
     when: datetime
-    handover_id: str
     filename: str
 
     def warnings(self) -> list[str]:
         """What the tool's answer will add as WARNING / NOTE lines."""
-        return _warnings(self.values, {**self.package, "redacted": self.redacted})
+        return _warnings(self.package, self.notes, self.redacted)
 
 
 def prepare_handover(
@@ -155,9 +135,8 @@ def prepare_handover(
             redacted[kind] = redacted.get(kind, 0) + n
         when = when or now_utc()
         counter = counter or token_counter()
-        path = briefing_path(values["project_root"], values["specialist"], values["topic"], when)
-        handover_id = handover_id or content_handover_id(values, when)
         package = build_stage1_package(
+            handover_id=handover_id or content_handover_id(values, when),
             specialist=values["specialist"],
             topic=values["topic"],
             summary=values["summary"],
@@ -166,30 +145,24 @@ def prepare_handover(
             artifacts=values["artifacts"],
             return_condition=values["return_condition"],
             reason=values["reason"],
-            briefing_file=path,
+            from_agent=from_agent,
+            briefing_file=briefing_path(
+                values["project_root"], values["specialist"], values["topic"], when
+            ),
             max_context_tokens=values["max_context_tokens"],
             include_recent_turns=values["include_recent_turns"],
             counter=counter,
-            from_agent=from_agent,
             label=profiles[values["specialist"]].label,
         )
-        entry = render_entry(
-            handover_id=handover_id,
-            when=when,
-            specialist=values["specialist"],
-            from_agent=from_agent,
-            reason=values["reason"],
-            summary=values["summary"],
-            recent_turns=package["recent_turns"],
-            decisions=values["decisions"],
-            artifacts=values["artifacts"],
-            return_condition=values["return_condition"],
-            estimated_tokens=package["estimated_tokens"],
-            max_context_tokens=values["max_context_tokens"],
+        return PreparedHandover(
+            values=values,
+            package=package,
+            entry=render_entry(package, when=when, redacted=redacted),
             redacted=redacted,
+            notes=summary_notes(values["summary"], counter),
+            when=when,
+            filename=briefing_filename(values["specialist"], values["topic"], when),
         )
-        filename = briefing_filename(values["specialist"], values["topic"], when)
-        return PreparedHandover(values, package, entry, redacted, when, handover_id, filename)
     except HandoverRefused as refused:
         return str(refused)
     except Exception as exc:  # the tool never raises; name what went wrong
@@ -198,25 +171,45 @@ def prepare_handover(
 
 def commit_handover(prepared: PreparedHandover) -> HandoverOutcome | str:
     """Append the prepared entry to its briefing file; the outcome, or an `ERROR: ...`."""
-    values = prepared.values
+    values, package = prepared.values, prepared.package
     try:
         briefing = append_briefing(
             project_root=values["project_root"],
             filename=prepared.filename,
             header=briefing_header(values["specialist"], values["topic"]),
             entry=prepared.entry,
-            handover_id=prepared.handover_id,
+            handover_id=package["handover_id"],
         )
     except BriefingError as exc:
         return f"ERROR: {exc}"
     except Exception as exc:  # the tool never raises; name what went wrong
         return f"ERROR: handover failed unexpectedly: {type(exc).__name__}: {exc}"
-    package = prepared.package
-    package["handover_id"] = prepared.handover_id
-    package["redacted"] = prepared.redacted
-    outcome = _outcome(values, package, briefing, prepared.handover_id)
-    outcome.entry, outcome.when = prepared.entry, prepared.when
-    return outcome
+    specialist = package["specialist"]
+    result: dict[str, Any] = {
+        "status": "ok",
+        "persona_marker": persona_marker(specialist),
+        "package": {key: package[key] for key in PUBLIC_PACKAGE_FIELDS},  # type: ignore[literal-required]
+        "briefing": {
+            "path": briefing.path,
+            "existed_before": briefing.existed_before,
+            "newly_created": briefing.newly_created,
+            "size_bytes": briefing.size_bytes,
+            "appended": briefing.appended,
+        },
+        "next_step": (
+            f"Control passes to {specialist} {persona_marker(specialist)} with this package; "
+            f"it hands back on return_condition={package['return_condition']}."
+        ),
+    }
+    if prepared.notes:
+        result["notes"] = prepared.notes
+    return HandoverOutcome(
+        result=result,
+        package=package,
+        warnings=prepared.warnings(),
+        entry=prepared.entry,
+        when=prepared.when,
+    )
 
 
 def perform_handover(
@@ -243,43 +236,19 @@ def perform_handover(
     return prepared if isinstance(prepared, str) else commit_handover(prepared)
 
 
-def _outcome(values, package, briefing, handover_id) -> HandoverOutcome:  # type: ignore[no-untyped-def]
-    specialist = values["specialist"]
-    result = {
-        "status": "ok",
-        "persona_marker": persona_marker(specialist),
-        "package": {key: package[key] for key in PACKAGE_KEYS}
-        | {"handover_id": handover_id, "return_condition": values["return_condition"]},
-        "briefing": {
-            "path": briefing.path,
-            "existed_before": briefing.existed_before,
-            "newly_created": briefing.newly_created,
-            "size_bytes": briefing.size_bytes,
-            "appended": briefing.appended,
-        },
-        "next_step": (
-            f"Control passes to {specialist} {persona_marker(specialist)} with this package; "
-            f"it hands back on return_condition={values['return_condition']}."
-        ),
-    }
-    if package["notes"]:
-        result["notes"] = package["notes"]
-    return HandoverOutcome(result=result, package=package, warnings=_warnings(values, package))
-
-
-def _warnings(values: dict[str, Any], package: dict[str, Any]) -> list[str]:
+def _warnings(package: HandoverPackage, notes: list[str], redacted: dict[str, int]) -> list[str]:
     """The WARNING / NOTE lines of a handover: over budget, long summary, redactions."""
     warnings = []
     if package["oversize_warning"]:
         warnings.append(
             f"WARNING: package is {package['estimated_tokens']} tokens, over "
-            f"max_context_tokens={values['max_context_tokens']}; consider a shorter summary "
+            f"max_context_tokens={package['max_context_tokens']}; consider a shorter summary "
             "or fewer recent turns."
         )
-    warnings.extend(package["notes"])
-    if package.get("redacted"):
-        total = sum(package["redacted"].values())
-        kinds = ", ".join(f"{k}: {n}" for k, n in sorted(package["redacted"].items()))
+    warnings.extend(notes)
+    if redacted:
+        total = sum(redacted.values())
+        kinds = ", ".join(f"{k}: {n}" for k, n in sorted(redacted.items()))
         warnings.append(
             f"NOTE: {total} secret{'s' if total != 1 else ''} redacted from the package and "
             f"the briefing ({kinds})."

@@ -17,19 +17,7 @@ from langchain_core.messages import (
     ToolMessage,
 )
 
-
-def message_text(message: BaseMessage) -> str:
-    """The text of a message's content (text blocks joined)."""
-    content = message.content
-    if isinstance(content, str):
-        return content
-    parts = []
-    for block in content:
-        if isinstance(block, str):
-            parts.append(block)
-        elif isinstance(block, dict) and block.get("type") == "text":
-            parts.append(str(block.get("text", "")))
-    return "".join(parts)
+from ...state import message_text
 
 
 def speaker(message: BaseMessage) -> str:

@@ -27,9 +27,9 @@ from langchain_core.messages import (
 )
 
 from ...state import TokenCounter
+from ...state.defaults import FULL_HISTORY_MAX_TOKENS, FULL_HISTORY_VERBATIM_MESSAGES
 from .render import CONDENSED, SHORTENED, VERBATIM, History
 
-DEFAULT_MAX_TOKENS = 50_000
 MIN_SUMMARY_TOKENS = 32  # below this a summarizer call is not worth it
 MIN_TRUNCATED_TOKENS = 8  # below this a recent message is omitted, not truncated
 
@@ -52,9 +52,9 @@ def build_full_history(
     messages: Sequence[BaseMessage],
     *,
     package_text: str,
-    max_tokens: int = DEFAULT_MAX_TOKENS,
+    max_tokens: int = FULL_HISTORY_MAX_TOKENS,
     counter: TokenCounter,
-    keep_recent: int = 10,
+    keep_recent: int = FULL_HISTORY_VERBATIM_MESSAGES,
     summarize: Summarizer | None = None,
 ) -> FullHistory:
     """Render `messages` as text of at most `max_tokens` tokens, compacting oldest first.

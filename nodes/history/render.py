@@ -22,7 +22,7 @@ from langchain_core.messages import (
     ToolMessage,
 )
 
-from ...state import TokenCounter
+from ...state import TokenCounter, message_text
 from ...state.tokens import PROBE_CHARS_PER_TOKEN
 
 LONG_TOOL_OUTPUT_TOKENS = 200  # tool outputs longer than this are shortened first ...
@@ -144,11 +144,6 @@ class History:
                 if probed > limit:
                     return probed, False
         return self.counter.count_text(text), True
-
-
-def message_text(message: BaseMessage) -> str:
-    content = message.content
-    return content if isinstance(content, str) else str(message.text)
 
 
 def tool_calls(message: BaseMessage) -> list[Any]:

@@ -1,50 +1,47 @@
-"""The specialists' own tools: hand back, stage 2 (full history), stage 3 (own briefing).
+"""Stage 2 (the full history) and stage 3 (one's own briefing) as ordinary LangChain tools.
 
-They are ordinary LangChain tools run by each agent's `ToolNode`, so every
-call is its own checkpointed step. They read the run's settings from the
-LangGraph runtime context. Stage 2 needs the whole stored conversation, which
-an agent's own loop does not carry (it works from a bounded view): the agent
-node passes it, in process and never checkpointed, under `CONVERSATION_KEY` in
-the run config.
+Any agent of the handover graph may carry them, a user's own `create_agent(...)`
+included (`handover_tools`). They read what they need from the run: the run
+context (project root, caps) and the `MemberRun` the agent's node passes in
+process (the stored conversation, the agent's token counter and model), so one
+tool serves every agent. Outside the graph they answer with an `ERROR:`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 from langchain.tools import ToolRuntime
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, get_buffer_string
-from langchain_core.tools import BaseTool, tool
+from langchain_core.tools import tool
 
-from ...state import HandoverContext, TokenCounter, coerce_context
+from ...state import (
+    MEMBER_RUN_KEY,
+    HandoverContext,
+    MemberRun,
+    coerce_context,
+    message_text,
+    token_counter,
+)
+from ...state.defaults import READ_BRIEFING_MAX_TOKENS
 from ..briefing.reader import read_briefing
 from ..briefing.shared import read_briefing_from_store
 from ..history.full_history import build_full_history
-from .names import FULL_HISTORY, READ_BRIEFING, RETURN
+from .names import FULL_HISTORY, READ_BRIEFING
 
-CONVERSATION_KEY = "specialist_handover_conversation"
-"""Run-config key (`configurable`) holding the stored conversation for stage 2."""
-
-READ_BRIEFING_MAX_TOKENS = 4000
-
-CounterFor = Callable[[HandoverContext], TokenCounter]
-ModelFor = Callable[[HandoverContext], BaseChatModel]
+OUTSIDE = "ERROR: {tool} works inside the handover graph only (an agent given to build_graph)."
 
 
-@tool(RETURN)
-def return_to_orchestrator(summary: str) -> str:
-    """Hand the conversation back to the orchestrator, with a concise summary of what you
-    did and decided. Use it when the user asks to go back or your task is complete."""
-    return "Returned to the orchestrator with your summary."
-
-
-def model_summarizer(model: BaseChatModel) -> Callable[[list[BaseMessage], int], str]:
-    """Stage 2's summarizer: ask the agent's own model to condense older turns."""
+def model_summarizer(
+    model: Callable[[], BaseChatModel],
+) -> Callable[[list[BaseMessage], int], str]:
+    """Stage 2's summarizer: ask the agent's own model (made when first needed) to condense
+    older turns."""
 
     def summarize(messages: list[BaseMessage], budget: int) -> str:
-        reply = model.invoke(
+        reply = model().invoke(
             [
                 SystemMessage(
                     content=f"Summarise this conversation excerpt in at most {budget} tokens. "
@@ -53,63 +50,57 @@ def model_summarizer(model: BaseChatModel) -> Callable[[list[BaseMessage], int],
                 HumanMessage(content=get_buffer_string(messages)[: budget * 40]),
             ]
         )
-        return str(reply.content)
+        return message_text(reply)
 
     return summarize
 
 
-def _package_text(state: Any) -> str:
-    view: Sequence[BaseMessage] = (state or {}).get("view") or []
-    return str(view[0].content) if view and isinstance(view[0], HumanMessage) else ""
+def member_of(runtime: ToolRuntime[Any]) -> MemberRun | None:
+    """The node's `MemberRun` for the agent this tool runs in, or None outside the graph."""
+    found = (runtime.config.get("configurable") or {}).get(MEMBER_RUN_KEY)
+    return found if isinstance(found, MemberRun) else None
 
 
-def make_full_history_tool(*, counter_for: CounterFor, model_for: ModelFor) -> BaseTool:
-    """Stage 2: the whole conversation, capped and compacted, for one agent."""
-
-    @tool(FULL_HISTORY)
-    def request_full_history(runtime: ToolRuntime[HandoverContext]) -> str:
-        """Stage 2: get the whole conversation so far (capped, older parts compacted) when the
-        handover package is not enough."""
-        ctx = coerce_context(runtime.context)
-        conversation = (runtime.config.get("configurable") or {}).get(CONVERSATION_KEY)
-        if conversation is None:
-            return "ERROR: the full history is not available outside the handover graph."
-        return build_full_history(
-            conversation,
-            package_text=_package_text(runtime.state),
-            max_tokens=ctx.full_history_max_tokens,
-            counter=counter_for(ctx),
-            summarize=model_summarizer(model_for(ctx)),
-        ).text
-
-    return request_full_history
+@tool(FULL_HISTORY)
+def request_full_history(runtime: ToolRuntime[HandoverContext]) -> str:
+    """Stage 2: get the whole conversation so far (capped, older parts compacted) when the
+    handover package is not enough."""
+    member = member_of(runtime)
+    if member is None:
+        return OUTSIDE.format(tool=FULL_HISTORY)
+    ctx = coerce_context(runtime.context)
+    return build_full_history(
+        member.conversation,
+        package_text=member.package_text,
+        max_tokens=ctx.full_history_max_tokens,
+        counter=member.counter or token_counter(ctx.model),
+        summarize=model_summarizer(member.model),
+    ).text
 
 
-def make_read_briefing_tool(*, specialist: str, counter_for: CounterFor) -> BaseTool:
-    """Stage 3: the specialist's own briefing entries, newest first."""
-
-    @tool(READ_BRIEFING)
-    def read_own_briefing(runtime: ToolRuntime[HandoverContext], topic: str | None = None) -> str:
-        """Stage 3: read your own briefing entries: earlier handovers to you, newest first.
-        Give `topic` (a slug) for one topic; omit it for all of your topics."""
-        ctx = coerce_context(runtime.context)
-        wanted = topic if isinstance(topic, str) and topic.strip() else None
-        counter = counter_for(ctx)
-        if runtime.store is not None:  # what every replica wrote, not only this machine
-            return read_briefing_from_store(
-                runtime.store,
-                project_root=ctx.project_root,
-                specialist=specialist,
-                topic=wanted,
-                max_tokens=READ_BRIEFING_MAX_TOKENS,
-                counter=counter,
-            )
-        return read_briefing(
+@tool(READ_BRIEFING)
+def read_own_briefing(runtime: ToolRuntime[HandoverContext], topic: str | None = None) -> str:
+    """Stage 3: read your own briefing entries: earlier handovers to you, newest first.
+    Give `topic` (a slug) for one topic; omit it for all of your topics."""
+    member = member_of(runtime)
+    if member is None:
+        return OUTSIDE.format(tool=READ_BRIEFING)
+    ctx = coerce_context(runtime.context)
+    wanted = topic if isinstance(topic, str) and topic.strip() else None
+    counter = member.counter or token_counter(ctx.model)
+    if runtime.store is not None:  # what every replica wrote, not only this machine
+        return read_briefing_from_store(
+            runtime.store,
             project_root=ctx.project_root,
-            specialist=specialist,
+            specialist=member.profile,
             topic=wanted,
             max_tokens=READ_BRIEFING_MAX_TOKENS,
             counter=counter,
         )
-
-    return read_own_briefing
+    return read_briefing(
+        project_root=ctx.project_root,
+        specialist=member.profile,
+        topic=wanted,
+        max_tokens=READ_BRIEFING_MAX_TOKENS,
+        counter=counter,
+    )

@@ -38,6 +38,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import signal
 import sqlite3
 import statistics
@@ -60,7 +61,6 @@ from specialist_handover.graph.session import (
     sqlite_checkpointer,
     thread_config,
 )
-from specialist_handover.nodes.handover.tool import HANDED_OVER
 from specialist_handover.state.tokens import encoding_name_for_model, get_encoding
 from tests.support.models import InvalidHistory, check_tool_history
 
@@ -122,6 +122,14 @@ DRIVER = (
     "import sys\nfrom tests.support.faults import child_main\nsys.exit(child_main(sys.argv[1:]))\n"
 )
 """The child process (`sys.executable -c DRIVER <db> <root> <kill|final> <first thread index>`)."""
+
+HANDED_OVER = re.compile(
+    r"^Handed over to (?P<specialist>\S+) .*?\(handover_id=(?P<handover_id>[^;]+); "
+    r"(?P<estimated_tokens>\d+) tokens, max (?P<max_context_tokens>\d+); "
+    r"return_condition=(?P<return_condition>\w+); briefing=(?P<briefing_file>.*)\)$",
+    re.M,
+)
+"""Reads the one-line answer a successful handover stores back."""
 
 
 # -- the report ------------------------------------------------------------------------------

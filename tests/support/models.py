@@ -25,9 +25,9 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, Field
 
-from specialist_handover.nodes.handover.arguments import handover_function
+from specialist_handover.nodes.handover.transfer import handover_tools
 from specialist_handover.nodes.models.offline import OfflineChatModel
-from specialist_handover.specialists import ORCHESTRATOR_PROFILE, builtin_profiles
+from specialist_handover.specialists import ORCHESTRATOR_PROFILE
 
 
 class InvalidHistory(AssertionError):
@@ -125,24 +125,14 @@ def system_text(request: list[BaseMessage]) -> str:
 
 
 def orchestrator_tools() -> list[dict[str, Any]]:
-    """The tools the orchestrator is bound to in the graph (built-in profiles)."""
-    return [handover_function(builtin_profiles(), caller=ORCHESTRATOR_PROFILE)]
+    """The tools the orchestrator is bound to in the graph (built-in profiles), as OpenAI
+    function schemas."""
+    return [convert_to_openai_tool(t) for t in handover_tools(ORCHESTRATOR_PROFILE)]
 
 
 def specialist_tools(profile: str) -> list[Any]:
     """The graph's own tools a specialist is bound to (built-in profiles, no tool sets)."""
-    from specialist_handover.nodes.tools.agent_tools import (
-        make_full_history_tool,
-        make_read_briefing_tool,
-        return_to_orchestrator,
-    )
-
-    return [
-        handover_function(builtin_profiles(), caller=profile),
-        return_to_orchestrator,
-        make_full_history_tool(counter_for=None, model_for=None),  # type: ignore[arg-type]
-        make_read_briefing_tool(specialist=profile, counter_for=None),  # type: ignore[arg-type]
-    ]
+    return list(handover_tools(profile))
 
 
 def _parsable(messages: list[dict]) -> list[dict]:

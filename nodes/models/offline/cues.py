@@ -52,17 +52,6 @@ IDENTIFIER = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*(?:_[A-Za-z0-9_]+|\(\))|[a-z]
 WORKSPACE = ("list_files", "read_file", "search_files")
 
 
-def keyword_hits(text: str, profile: Profile) -> list[tuple[int, str]]:
-    """(position, keyword) for each of the profile's keywords found in the text."""
-    lowered = text.lower()
-    hits = []
-    for keyword in profile.keywords:
-        match = re.search(r"(?<![a-z0-9])" + re.escape(keyword) + r"(?![a-z0-9])", lowered)
-        if match:
-            hits.append((match.start(), keyword))
-    return sorted(hits)
-
-
 def named_profiles(text: str, profiles: Mapping[str, Profile]) -> list[str]:
     """Profiles the text names outright (`security_data_engineer` or `security data engineer`)."""
     lowered = text.lower()

@@ -4,11 +4,12 @@ It is a real LangChain chat model (`bind_tools`, `invoke`, streaming through
 the base class), good enough that the demo shows real routing. It learns its
 role from what it is explicitly given, never from prompt prose:
 
-- bound to `return_to_orchestrator`, it is a specialist; the handover package
-  that opens its conversation names which one (`Specialist: <profile>`);
-- bound to `handover_to_specialist` only, it is the orchestrator; the tool's
-  `specialist_profile` enum says which specialists this build has;
-- bound to nothing, it summarises (stage 2 asks it to condense older turns).
+- given a handover package (the message that opens a specialist's view carries
+  it as data), it is the specialist the package names;
+- offered `handover_to_specialist`, it is whoever that tool's
+  `specialist_profile` enum leaves out: the orchestrator cannot pick its own
+  profile, a specialist can (to hand back) and misses only itself;
+- otherwise it summarises (stage 2 asks it to condense older turns).
 
 As the orchestrator it scores the user's request against each candidate
 profile with a small deterministic scorer (stems, synonyms and phrases drawn
@@ -36,7 +37,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict
 
 from ....specialists import ORCHESTRATOR_PROFILE, Profile, builtin_profiles
-from ...history.conversation import message_text
+from ....state import message_text
 from ...history.extractive import (
     clip_words,
     extract_artifacts,
@@ -59,7 +60,7 @@ from .cues import (
     tool_for_request,
     topic_slug,
 )
-from .package import is_package, last_request, package_message, parse_package
+from .package import from_the_graph, last_request, package_in
 
 
 class OfflineChatModel(BaseChatModel):
@@ -87,6 +88,16 @@ class OfflineChatModel(BaseChatModel):
     def _registry(self) -> Mapping[str, Profile]:
         return self.profiles if self.profiles is not None else builtin_profiles()
 
+    def _me(self, targets: list[str] | None) -> str:
+        """Who offers this handover tool: the orchestrator cannot pick its own profile, a
+        specialist can (to hand back) and misses only itself."""
+        if targets is None:
+            return ""
+        if ORCHESTRATOR_PROFILE not in targets:
+            return ORCHESTRATOR_PROFILE
+        missing = [name for name in self._registry() if name not in targets]
+        return missing[0] if len(missing) == 1 else ""
+
     def _generate(
         self,
         messages: list[BaseMessage],
@@ -101,12 +112,12 @@ class OfflineChatModel(BaseChatModel):
         targets = handover_targets(bound)
         if targets is not None:
             profiles = {n: p for n, p in profiles.items() if n in targets}
+        package = package_in(convo)
+        me = package.get("specialist") or self._me(targets)
         # the reply carries its agent's name already, so streamed chunks are named too
-        if RETURN in tools:
-            package = parse_package(package_message(convo))
-            name = package.get("specialist", "")
-            reply = self._specialist(name, convo, bound, profiles, package)
-            reply.name = name or None
+        if me and me != ORCHESTRATOR_PROFILE:
+            reply = self._specialist(me, convo, bound, profiles, package)
+            reply.name = me
         elif HANDOVER in tools:
             reply = self._orchestrator(convo, profiles)
             reply.name = "orchestrator"
@@ -150,7 +161,11 @@ class OfflineChatModel(BaseChatModel):
                 "specialist with a short briefing."
             )
         name, keywords = choice
-        earlier = [message_text(m) for m in convo[:-1] if isinstance(m, HumanMessage)]
+        earlier = [
+            message_text(m)
+            for m in convo[:-1]
+            if isinstance(m, HumanMessage) and not from_the_graph(m)
+        ]
         texts = [*earlier, request]
         ordered = sorted(keywords, key=lambda k: request.lower().find(k))
         args = {
@@ -181,7 +196,9 @@ class OfflineChatModel(BaseChatModel):
         tools = {t["function"]["name"]: t["function"] for t in bound}
         profile = self._registry().get(name)
         title = profile.title if profile else "specialist"
-        convo = [m for m in convo if not is_package(m)]
+        # behind an HTTP hop the package arrives as text only: then the request is in there
+        brief = "" if package else next((message_text(m) for m in convo if from_the_graph(m)), "")
+        convo = [m for m in convo if not from_the_graph(m)]
         last = convo[-1] if convo else None
         if isinstance(last, ToolMessage):
             if last.name not in (HANDOVER, FULL_HISTORY, READ_BRIEFING) and message_text(
@@ -221,7 +238,7 @@ class OfflineChatModel(BaseChatModel):
                 return AIMessage(content="", tool_calls=[make_call(HANDOVER, args)])
         first = not any(isinstance(m, AIMessage) and m.name == name for m in convo)
         # on taking over, the request is the package's last user turn
-        ask = request or (package.get("request", "") if first else "")
+        ask = request or ((package.get("request") or brief) if first else "")
         call = tool_for_request(ask, tools) if ask else None
         if call is not None:
             return AIMessage(content="", tool_calls=[call])

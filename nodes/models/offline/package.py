@@ -1,63 +1,43 @@
-"""Reading the stage-1 package back out of the conversation the offline model is given.
+"""What the offline model learns from the messages the graph puts into an agent's view.
 
-The package opens a specialist's conversation as a user message. Its second
-line, `Specialist: <profile>`, tells the model which specialist it is.
+The graph's own messages (the stage-1 package, the orchestrator's notes) are
+user turns named `handover`. The package message also carries the package as
+data (`additional_kwargs`), which the model reads as it is; across an HTTP
+hop (the tests' local OpenAI-compatible server) only the name survives, and the
+model knows who it is from the tools it is offered instead.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage
 
-from ...history.conversation import message_text
+from ....state import message_text
+from ...handover.package import HANDOVER_SENDER, package_of
 from ...history.extractive import first_sentence
 
-PACKAGE_TITLE = "HANDOVER PACKAGE (stage 1)"
-SPECIALIST_HINT = re.compile(r"^Specialist: ([a-z][a-z0-9_]*)$", re.M)
+
+def from_the_graph(message: BaseMessage) -> bool:
+    """A message the graph put into the view (the package, the notes), not a user's turn."""
+    return isinstance(message, HumanMessage) and message.name == HANDOVER_SENDER
 
 
 def last_request(convo: list[BaseMessage]) -> str:
+    """The user's last turn in the conversation."""
     asks = [message_text(m) for m in convo if isinstance(m, HumanMessage)]
     return asks[-1] if asks else ""
 
 
-def package_message(convo: list[BaseMessage]) -> str:
-    packages = [m for m in convo if is_package(m)]
-    return message_text(packages[-1]) if packages else ""
-
-
-def is_package(message: BaseMessage) -> bool:
-    """The stage-1 package message that opens a specialist's request."""
-    return (
-        isinstance(message, HumanMessage)
-        and PACKAGE_TITLE in (message_text(message).split("\n", 1)[0])
-    )
-
-
-def parse_package(system: str) -> dict[str, Any]:
-    """Read the rendered stage-1 package back out of the text it was given in."""
-    package: dict[str, Any] = {}
-    hint = SPECIALIST_HINT.search(system)
-    if hint:
-        package["specialist"] = hint.group(1)
-    for key, pattern in (
-        ("topic", r"^Topic: (.+)$"),
-        ("return_condition", r"^Return condition: (\w+)"),
-    ):
-        match = re.search(pattern, system, re.M)
-        if match:
-            package[key] = match.group(1).strip()
-    sections = dict(re.findall(r"^## ([^\n]+)\n(.*?)(?=^## |\Z)", system, re.M | re.S))
-    summary = next((v for k, v in sections.items() if k.startswith("Summary")), "").strip()
-    if summary and summary != "(no summary)":
-        package["summary"] = first_sentence(summary, 60)
-    for key, head in (("decisions", "Decisions"), ("artifacts", "Artifacts")):
-        body = next((v for k, v in sections.items() if k.startswith(head)), "")
-        package[key] = [line[2:].strip() for line in body.splitlines() if line.startswith("- ")]
-    turns = next((v for k, v in sections.items() if k.startswith("Recent turns")), "")
-    users = re.findall(r"^\d+\. user: (.+)$", turns, re.M)
-    if users:
-        package["request"] = users[-1]
-    return package
+def package_in(convo: list[BaseMessage]) -> dict[str, Any]:
+    """The package the view opens with, as the specialist works from it ({} if none): its
+    fields, the summary's first sentence, and the request (the last user turn it carries)."""
+    package = next((p for m in reversed(convo) if (p := package_of(m)) is not None), None)
+    if package is None:
+        return {}
+    found: dict[str, Any] = dict(package)
+    found["summary"] = first_sentence(str(package.get("summary") or ""), 60)
+    turns = [str(t) for t in package.get("recent_turns") or []]
+    users = [t.removeprefix("user: ") for t in turns if t.startswith("user: ")]
+    found["request"] = users[-1] if users else ""
+    return found

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-WORKSPACE_MAX_TOKENS = 4000
+from ....state.defaults import WORKSPACE_MAX_TOKENS as WORKSPACE_MAX_TOKENS
+
 NOISE_DIRS = frozenset({".git", ".venv", "node_modules", "__pycache__"})
 MAX_READ_LINES = 2000
 MAX_SEARCH_FILE_BYTES = 2 * 1024 * 1024

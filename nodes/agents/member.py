@@ -1,0 +1,179 @@
+"""An agent's node in the handover graph: the orchestrator's, and one per specialist.
+
+The node is the same for every agent, ours (`create_agent` made from a
+profile) and a user's (`create_agent(...)` or any compiled graph whose state
+has `messages`):
+
+1. **Its view in.** A specialist sees the stage-1 package (`package.py`: text,
+   and the package as data) and its own turns since its handover; the
+   orchestrator a window of whole recent turns, opened by the handover notes
+   (the trail and a short summary of what came before). Other agents' tool
+   plumbing is reduced to their text. Never the whole history.
+2. **The agent runs as a subgraph of this step**, with the node's config: its
+   model and tool steps are checkpointed under this step (a run resumed after a
+   crash continues the loop instead of asking the model again) and stream with
+   `subgraphs=True`, their messages carrying `agent` and `persona_marker`
+   metadata. Its tools find the run's `MemberRun` (the stored conversation for
+   stage 2, the agent's token counter and model) in the config, in process.
+3. **What it added out.** Only the agent's new replies and tool results join
+   the conversation, named by the agent, their tool-call ids unique in the
+   thread. A transfer tool (`handover_to_specialist`, `return_to_orchestrator`)
+   ends the agent's run with its `Command` to this node; the call is left for
+   the handover node to answer.
+4. **Who holds the conversation next.** A transfer goes to the handover node.
+   After a specialist's plain reply its return condition decides, for agents
+   that know none of our tools too: `after_reply` and `task_complete` hand back
+   to the orchestrator, `user_request` keeps the conversation.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.errors import ParentCommand
+from langgraph.pregel import Pregel
+from langgraph.runtime import Runtime
+
+from ...specialists import Profile
+from ...state import (
+    MEMBER_RUN_KEY,
+    ORCHESTRATOR,
+    HandoverContext,
+    HandoverState,
+    MemberRun,
+    coerce_context,
+    message_text,
+)
+from ...state.defaults import (
+    ORCHESTRATOR_SUMMARY_LOOKBACK,
+    ORCHESTRATOR_SUMMARY_WORDS,
+    ORCHESTRATOR_WINDOW_USER_TURNS,
+)
+from ..handover.package import HANDOVER_SENDER, package_message
+from ..handover.trail import describe_trail, return_hop, return_update
+from ..handover.transfer import TRANSFERS, transferred_messages
+from ..history.conversation import messages_since, own_view, pending_tool_calls, window_of_turns
+from ..history.extractive import extractive_summary
+from ..models.resolve import ModelChoice
+from .replies import MAX_TURNS_REACHED, stop_message, stored_replies, used_call_ids
+
+
+def notes_message(state: HandoverState, window_start: int) -> HumanMessage | None:
+    """The handover notes that open the orchestrator's view: the trail and a short summary of
+    the turns before its window (None on a thread with neither)."""
+    messages = state.get("messages", [])
+    earlier = messages[max(0, window_start - ORCHESTRATOR_SUMMARY_LOOKBACK) : window_start]
+    texts = [
+        message_text(m)
+        for m in earlier
+        if isinstance(m, HumanMessage | AIMessage) and message_text(m).strip()
+    ]
+    trail = state.get("handovers") or []
+    if not texts and not trail:
+        return None
+    summary = extractive_summary(texts, max_words=ORCHESTRATOR_SUMMARY_WORDS) if texts else ""
+    lines = [
+        "HANDOVER NOTES (from the handover graph, not from the user)",
+        f"Handover trail (most recent last):\n{describe_trail(trail)}",
+    ]
+    if summary:
+        lines.append(f"Earlier in this conversation (before the turns below): {summary}")
+    anchor = messages[window_start].id if window_start < len(messages) else "start"
+    return HumanMessage("\n\n".join(lines), name=HANDOVER_SENDER, id=f"notes-{anchor}")
+
+
+def orchestrator_view(state: HandoverState) -> list[BaseMessage]:
+    """The orchestrator's bounded view: the notes, then its window of whole recent turns."""
+    messages = state.get("messages", [])
+    start, window = window_of_turns(messages, ORCHESTRATOR_WINDOW_USER_TURNS)
+    notes = notes_message(state, start)
+    return [*([notes] if notes else []), *own_view(window, ORCHESTRATOR)]
+
+
+def specialist_view(name: str, state: HandoverState) -> list[BaseMessage]:
+    """A specialist's view: the package, then the messages since its handover."""
+    handover: dict[str, Any] = dict(state.get("handover") or {})
+    since = messages_since(state.get("messages", []), handover.get("anchor_id"))
+    return [package_message(handover), *own_view(since, name)]  # type: ignore[arg-type]
+
+
+def run_member(agent: Pregel, view: list[BaseMessage], calls: int, config: RunnableConfig) -> list:  # type: ignore[type-arg]
+    """Run the agent from its view; what it has at the end (or at its transfer)."""
+    try:
+        out = agent.invoke({"messages": view, "model_calls": calls}, config)
+    except ParentCommand as exc:
+        transferred = transferred_messages(exc)
+        if transferred is None:
+            raise  # a command of the agent's own, not a transfer
+        return transferred
+    return list(out.get("messages") or []) if isinstance(out, dict) else []
+
+
+def make_agent_node(*, name: str, profile: Profile, agent: Pregel, models: ModelChoice):  # type: ignore[no-untyped-def]
+    """The node of one agent (`name`: `orchestrator` or the specialist's profile)."""
+    orchestrator = name == ORCHESTRATOR
+
+    def node(
+        state: HandoverState, runtime: Runtime[HandoverContext], config: RunnableConfig
+    ) -> dict[str, Any]:
+        ctx = coerce_context(runtime.context)  # a context that cannot work fails here, by name
+        messages = state.get("messages", [])
+        new_user_turn = bool(messages) and isinstance(messages[-1], HumanMessage)
+        handover: dict[str, Any] = dict(state.get("handover") or {})
+        came_back = orchestrator and state.get("active_agent", ORCHESTRATOR) != ORCHESTRATOR
+        calls = 0 if new_user_turn or came_back else state.get("agent_turns", 0)
+        view = orchestrator_view(state) if orchestrator else specialist_view(name, state)
+        taken = used_call_ids(messages)
+        member = MemberRun(
+            agent=name,
+            profile=profile.name,
+            conversation=messages,
+            call_ids=frozenset(taken),
+            package_text="" if orchestrator else str(handover.get("rendered") or ""),
+            counter=models.counter_for(profile.name, ctx),
+            model=lambda: models.model_for(profile.name, ctx),
+        )
+        if calls >= ctx.max_turns:  # re-entered too often (say, refused handovers): stop
+            result: list[BaseMessage] = [stop_message(name, profile, calls, ctx.max_turns)]
+        else:
+            run_config: RunnableConfig = {
+                **config,
+                "configurable": {**(config.get("configurable") or {}), MEMBER_RUN_KEY: member},
+                "metadata": {
+                    **(config.get("metadata") or {}),
+                    "agent": name,
+                    "persona_marker": profile.marker,
+                },
+            }
+            seen = {m.id for m in view}
+            result = [m for m in run_member(agent, view, calls, run_config) if m.id not in seen]
+        added = stored_replies(
+            result,
+            agent=name,
+            profile=profile,
+            taken=taken,
+            stored_ids={m.id for m in messages if m.id},
+        )
+        update: dict[str, Any] = {
+            "messages": added,
+            "agent_turns": calls + sum(isinstance(m, AIMessage) for m in added),
+        }
+        if new_user_turn:
+            update["turn_trail"] = []  # a new user turn: its handovers are counted afresh
+        if orchestrator:
+            return {**update, "active_agent": ORCHESTRATOR, "handover_depth": 0}
+        last = next((m for m in reversed(added) if isinstance(m, AIMessage)), None)
+        transferring = any(c["name"] in TRANSFERS for c in pending_tool_calls(added))
+        stopped = last is not None and bool(last.response_metadata.get(MAX_TURNS_REACHED))
+        condition = handover.get("root_return_condition") or handover.get("return_condition")
+        if transferring or stopped or condition not in ("task_complete", "after_reply"):
+            return update  # the handover node takes the transfer; user_request keeps it here
+        trail = [] if new_user_turn else list(state.get("turn_trail") or [])
+        update.update(return_update(name, handover, f"{condition}: replied"))
+        update["turn_trail"] = [*trail, return_hop(name)]
+        return update
+
+    node.__name__ = name
+    return node

@@ -1,0 +1,193 @@
+"""The built-in agents' middleware for LangChain's `create_agent`, each with one job.
+
+Every model call stays one step of the agent's loop and every tool call one
+task, as `create_agent` makes them; these wrap them without adding nodes:
+
+- `RunModel`: the chat model of this run (a build may fix it, or the run
+  context names it: `offline`, `openai:gpt-4o`, ...).
+- `TurnLimit`: `max_turns` model calls in a row, counted from what the agent's
+  node says it has used already; then a clear message instead of a model call.
+  LangChain's `ModelCallLimitMiddleware` takes a fixed limit per agent; ours comes
+  from the run context and continues across a refused handover's re-entry.
+- `ModelRetries`: HTTP 429/5xx, timeouts and connection errors retried with
+  backoff and jitter, `model_attempts` times (from the run context); then
+  `ModelUnavailableError` naming the agent, the URL and the cause.
+- `SafeReplies`: the request carries a valid tool-call history; a reply whose
+  tool-call arguments a client cannot parse is asked for once more, streaming;
+  the reply is made safe to store (`replies.py`) and named; calls that cannot
+  run are answered with an `ERROR:`, and the model tries again.
+- `ToolErrors`: an unknown tool or a tool that raises is an `ERROR:` result.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from typing import Any
+
+from langchain.agents.middleware import (
+    AgentMiddleware,
+    ExtendedModelResponse,
+    ModelRequest,
+    ModelResponse,
+    ToolCallRequest,
+)
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, ToolMessage
+from langgraph.errors import GraphBubbleUp
+from langgraph.types import Command
+from pydantic import ValidationError
+
+from ...specialists import Profile
+from ...state import HandoverContext, ProfileAgentState, coerce_context, current_member
+from ..history.conversation import valid_tool_history
+from . import retry
+from .replies import (
+    is_unreadable_tool_call,
+    make_reply_safe,
+    stop_message,
+    streaming_copy,
+    tag_reply,
+    unparsable_answers,
+)
+
+ModelFor = Callable[[HandoverContext], BaseChatModel]
+Handler = Callable[[ModelRequest], ModelResponse]
+
+
+def _context(request: ModelRequest) -> HandoverContext:
+    return coerce_context(request.runtime.context if request.runtime is not None else None)
+
+
+class RunModel(AgentMiddleware):
+    """Talk to the model this run chooses for the agent."""
+
+    def __init__(self, model_for: ModelFor) -> None:
+        super().__init__()
+        self.model_for = model_for
+
+    def wrap_model_call(self, request: ModelRequest, handler: Handler) -> Any:
+        return handler(request.override(model=self.model_for(_context(request))))
+
+
+class TurnLimit(AgentMiddleware):
+    """At most `max_turns` model calls in a row; then a message that says so."""
+
+    state_schema = ProfileAgentState
+
+    def __init__(self, agent: str, profile: Profile) -> None:
+        super().__init__()
+        self.agent, self.profile = agent, profile
+
+    def wrap_model_call(self, request: ModelRequest, handler: Handler) -> Any:
+        calls = int(request.state.get("model_calls") or 0)  # type: ignore[call-overload]
+        limit = _context(request).max_turns
+        if calls >= limit:
+            return ModelResponse(result=[stop_message(self.agent, self.profile, calls, limit)])
+        response = handler(request)
+        return ExtendedModelResponse(
+            model_response=response, command=Command(update={"model_calls": calls + 1})
+        )
+
+
+def backoff(attempt: int) -> float:
+    """Seconds to wait after failed attempt `attempt` (from `retry.MODEL_RETRY`)."""
+    policy = retry.MODEL_RETRY
+    delay = min(
+        policy.initial_interval * policy.backoff_factor ** (attempt - 1), policy.max_interval
+    )
+    return delay + (random.uniform(0, 1) if policy.jitter else 0)
+
+
+class ModelRetries(AgentMiddleware):
+    """Retry transient model errors with backoff; then fail clearly."""
+
+    def __init__(self, agent: str) -> None:
+        super().__init__()
+        self.agent = agent
+
+    def wrap_model_call(self, request: ModelRequest, handler: Handler) -> Any:
+        attempt = 1
+        while True:
+            try:
+                return handler(request)
+            except GraphBubbleUp:
+                raise
+            except Exception as exc:  # retried when transient; else a clear error
+                attempts = _context(request).model_attempts if retry.is_transient(exc) else 1
+                if attempt >= attempts:
+                    raise retry.model_unavailable(
+                        agent=self.agent, model=request.model, exc=exc, attempts=attempt
+                    ) from exc
+                time.sleep(backoff(attempt))
+                attempt += 1
+
+
+class SafeReplies(AgentMiddleware):
+    """A valid request in; a reply safe to store out, its unusable calls answered."""
+
+    def __init__(self, agent: str, profile: Profile) -> None:
+        super().__init__()
+        self.agent, self.profile = agent, profile
+
+    def wrap_model_call(self, request: ModelRequest, handler: Handler) -> Any:
+        request = request.override(messages=valid_tool_history(request.messages))  # type: ignore[arg-type]
+        try:
+            response = handler(request)
+        except ValidationError as exc:
+            if not is_unreadable_tool_call(exc):
+                raise
+            # streamed, such calls arrive as invalid tool calls instead of failing the parse
+            response = handler(request.override(model=streaming_copy(request.model)))
+        reply = next((m for m in response.result if isinstance(m, AIMessage)), None)
+        if reply is None:
+            return response
+        member = current_member()
+        taken = set(member.call_ids) if member is not None else set()
+        taken.update(c.get("id") or "" for m in request.messages for c in _calls(m))
+        reply = make_reply_safe(tag_reply(reply, self.agent, self.profile), taken)
+        answers = unparsable_answers(reply)
+        result = ModelResponse(result=[reply, *answers])
+        if answers and not reply.tool_calls:  # nothing else to run: let the model try again
+            return ExtendedModelResponse(
+                model_response=result, command=Command(update={"jump_to": "model"})
+            )
+        return result
+
+
+def _calls(message: Any) -> list[Any]:
+    if isinstance(message, AIMessage):
+        return [*message.tool_calls, *message.invalid_tool_calls]
+    if isinstance(message, ToolMessage):
+        return [{"id": message.tool_call_id}]
+    return []
+
+
+class ToolErrors(AgentMiddleware):
+    """Unknown tools and failing tools become `ERROR:` results the agent can act on."""
+
+    def __init__(self, tool_names: list[str]) -> None:
+        super().__init__()
+        self.available = ", ".join(sorted(tool_names))
+
+    def wrap_tool_call(self, request: ToolCallRequest, handler: Callable[[Any], Any]) -> Any:
+        call = request.tool_call
+        name = call["name"]
+        if request.tool is None:
+            return _error(call, f"ERROR: unknown tool '{name}'. Available tools: {self.available}")
+        try:
+            return handler(request)
+        except GraphBubbleUp:  # interrupts and transfers pass through
+            raise
+        except Exception as exc:  # a tool failure is a result the agent can act on
+            return _error(call, f"ERROR: {name} failed: {type(exc).__name__}: {exc}")
+
+
+def _error(call: Any, content: str) -> ToolMessage:
+    return ToolMessage(
+        content=content,
+        tool_call_id=call["id"],
+        name=call.get("name") or "unknown",
+        status="error",
+    )

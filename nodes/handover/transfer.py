@@ -1,0 +1,166 @@
+"""Handing over and handing back as real tools: any agent that holds them can use them.
+
+`handover_tools(caller, profiles)` gives an agent what it needs to take part:
+`handover_to_specialist` (the arguments a model gives; the graph supplies the
+recent turns, the project root and the budgets) and, for a specialist,
+`return_to_orchestrator(summary)`, `request_full_history()` (stage 2) and
+`read_briefing(topic)` (stage 3). The built-in agents are given the same tools.
+
+Handing over and handing back are *transfers*. The tool ends the agent's run at
+once, the way langgraph-swarm's handoff tools do: it returns a `Command` to the
+parent graph, which LangGraph raises out of any agent loop. It carries the
+agent's messages; the agent's node in the handover graph keeps what the agent
+added and leaves the transfer call unanswered for the handover node, which
+answers it: a handover carried out, a return, or an `ERROR:` the agent acts on.
+
+A transfer is the only tool call of its reply: beside other calls it is
+refused (they run, and the model can ask again on its own). Of several
+transfer calls in one reply, a return wins over handovers, and the first
+handover over the others; the rest are refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from langchain.tools import ToolRuntime
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.tools import BaseTool, StructuredTool
+from langgraph.errors import ParentCommand
+from langgraph.types import Command
+
+from ...specialists import ORCHESTRATOR_PROFILE, ProfileRegistry, ProfilesSpec, resolve_profiles
+from ...state import HandoverContext
+from ..tools.agent_tools import member_of, read_own_briefing, request_full_history
+from ..tools.names import HANDOVER, RETURN
+from .arguments import model_arguments_schema
+
+TRANSFERS = (HANDOVER, RETURN)
+TRANSFER_KEY = "specialist_handover_transfer"
+"""The key of a transfer's `Command` update: the agent's messages at the transfer."""
+
+ALONE = (
+    "ERROR: {name} must be the only tool call of its reply; it was not carried out. Your "
+    "other calls ran: call {name} again on its own."
+)
+
+
+def chosen_transfer(calls: Sequence[Any]) -> Any | None:
+    """The transfer call a reply carries out: a return before handovers, else the first one."""
+    returns = [c for c in calls if c.get("name") == RETURN]
+    handovers = [c for c in calls if c.get("name") == HANDOVER]
+    return (returns or handovers or [None])[0]
+
+
+def transfer_refusal(call: Any, chosen: Any) -> str:
+    """The answer to a transfer call of a reply that carries out another one (`chosen`)."""
+    if chosen.get("name") == RETURN and call.get("name") == HANDOVER:
+        return "ERROR: cannot hand over and return to the orchestrator in the same turn; returned."
+    if call.get("name") == RETURN:
+        return "ERROR: returned once already in this reply; this call was not carried out."
+    return "ERROR: only one handover per turn; this call was not carried out."
+
+
+def _reply_of(messages: Sequence[BaseMessage], call_id: str | None) -> AIMessage | None:
+    """The assistant message that made this call."""
+    for message in reversed(messages):
+        if isinstance(message, AIMessage) and any(
+            c.get("id") == call_id for c in message.tool_calls
+        ):
+            return message
+    return None
+
+
+def transfer(runtime: ToolRuntime[Any], name: str) -> Command[Any] | ToolMessage:
+    """End the agent's run and hand its messages to its node, or refuse with an `ERROR:`."""
+    messages = list((runtime.state or {}).get("messages") or [])
+    reply = _reply_of(messages, runtime.tool_call_id)
+
+    def refuse(content: str) -> ToolMessage:
+        return ToolMessage(
+            content=content, tool_call_id=runtime.tool_call_id or "", name=name, status="error"
+        )
+
+    if member_of(runtime) is None or reply is None:
+        return refuse(f"ERROR: {name} works inside the handover graph only.")
+    if any(c["name"] not in TRANSFERS for c in reply.tool_calls):
+        return refuse(ALONE.format(name=name))
+    chosen = chosen_transfer(reply.tool_calls)
+    if chosen is None or chosen.get("id") != runtime.tool_call_id:
+        return refuse(transfer_refusal({"name": name}, chosen or {}))
+    return Command(graph=Command.PARENT, update={TRANSFER_KEY: messages})
+
+
+def transferred_messages(exc: ParentCommand) -> list[BaseMessage] | None:
+    """The agent's messages when `exc` is one of our transfers, else None (not ours)."""
+    command = exc.args[0] if exc.args else None
+    update = getattr(command, "update", None)
+    if isinstance(update, dict) and TRANSFER_KEY in update:
+        return list(update[TRANSFER_KEY])
+    return None
+
+
+def handover_description(profiles: ProfileRegistry, caller: str) -> str:
+    """The handover tool's description as `caller` reads it: every other profile it may pick."""
+    targets = [name for name in profiles if name != caller]
+    listing = "; ".join(
+        f"{n}: {profiles[n].description}" for n in targets if n != ORCHESTRATOR_PROFILE
+    )
+    if caller != ORCHESTRATOR_PROFILE:
+        listing += f"; {ORCHESTRATOR_PROFILE}: hand back to the orchestrator"
+    return (
+        "Transfer the conversation to another specialist with a small stage-1 package "
+        "(summary, decisions, artifacts; the graph adds the recent turns). Use it when the "
+        "request is clearly better handled by that specialist. Available agents: " + listing
+    )
+
+
+def make_handover_transfer_tool(profiles: ProfileRegistry, caller: str) -> BaseTool:
+    """`handover_to_specialist` as `caller` holds it: the model's arguments, an enum of targets."""
+
+    def handover_to_specialist(runtime: ToolRuntime[HandoverContext], **_arguments: Any) -> Any:
+        return transfer(runtime, HANDOVER)  # the handover node reads the call's arguments
+
+    return StructuredTool(
+        name=HANDOVER,
+        description=handover_description(profiles, caller),
+        args_schema=model_arguments_schema([n for n in profiles if n != caller]),
+        func=handover_to_specialist,
+    )
+
+
+def _return(summary: str, runtime: ToolRuntime[HandoverContext]) -> Any:
+    return transfer(runtime, RETURN)  # the handover node reads the summary from the call
+
+
+return_to_orchestrator = StructuredTool.from_function(
+    _return,
+    name=RETURN,
+    description="Hand the conversation back to the orchestrator, with a concise summary of "
+    "what you did and decided. Use it when the user asks to go back or your task is complete.",
+)
+
+
+def handover_tools(caller: str, profiles: ProfilesSpec | ProfileRegistry = None) -> list[BaseTool]:
+    """The tools an agent needs to take part in the handover graph as `caller` (a profile name).
+
+    The orchestrator (`a0_software_orchestrator`) gets `handover_to_specialist`; a
+    specialist also gets `return_to_orchestrator`, `request_full_history` and
+    `read_briefing`. `profiles` are those of the build (as `build_graph` takes them).
+
+    Example::
+
+        agent = create_agent(model, [*handover_tools("solution_architect"), my_tool])
+        graph = build_graph(agents={"solution_architect": agent})
+    """
+    registry = resolve_profiles(profiles)
+    if caller not in registry:
+        raise ValueError(
+            f"handover_tools: {caller!r} names no profile of this build; known profiles: "
+            f"{', '.join(registry)}"
+        )
+    tools = [make_handover_transfer_tool(registry, caller)]
+    if caller != ORCHESTRATOR_PROFILE:
+        tools += [return_to_orchestrator, request_full_history, read_own_briefing]
+    return tools

@@ -1,0 +1,46 @@
+"""Every default and bound of the project, in one place.
+
+The run context, the handover tool's arguments, the stage-2 and stage-3 tools,
+the workspace tools and the agents all read their numbers from here, so a
+default is written once.
+"""
+
+from __future__ import annotations
+
+MAX_CONTEXT_TOKENS = 3000
+"""Token budget of a stage-1 package; over it, the handover carries a warning."""
+INCLUDE_RECENT_TURNS = 5
+"""Turns a package carries verbatim."""
+RECOMMENDED_SUMMARY_TOKENS = 300
+"""A longer summary gets a NOTE in the handover's answer."""
+
+MAX_HANDOVER_DEPTH = 3
+"""Longest handover chain (orchestrator -> A -> B -> C)."""
+MAX_HANDOVERS_PER_TURN = 3
+"""Handovers one user turn may make, returns included."""
+MAX_TURNS = 10
+"""Model calls one agent may make in a row."""
+MODEL_ATTEMPTS = 3
+"""Attempts per model call on transient errors."""
+MAX_INPUT_TOKENS = 32_000
+"""Largest user message the graph accepts."""
+
+FULL_HISTORY_MAX_TOKENS = 50_000
+"""Cap of stage 2 (`request_full_history`)."""
+FULL_HISTORY_VERBATIM_MESSAGES = 10
+"""Stage 2 keeps the last messages verbatim, however tight the cap."""
+READ_BRIEFING_MAX_TOKENS = 4000
+"""Cap of stage 3 (`read_briefing`)."""
+WORKSPACE_MAX_TOKENS = 4000
+"""Cap of one workspace tool result (`list_files`, `read_file`, `search_files`)."""
+
+ORCHESTRATOR_WINDOW_USER_TURNS = 6
+"""Whole recent user turns the orchestrator's request carries."""
+ORCHESTRATOR_SUMMARY_LOOKBACK = 40
+"""Messages before that window condensed into its 'earlier in this conversation' line."""
+ORCHESTRATOR_SUMMARY_WORDS = 150
+TRAIL_LINES = 8
+"""Trail entries the orchestrator is shown."""
+
+UPPER_BOUNDS = {"max_turns": 100, "max_handovers_per_turn": 20, "model_attempts": 10}
+"""Bounds that keep every run finite (the graph's recursion limit is sized for them)."""
