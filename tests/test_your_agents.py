@@ -363,3 +363,28 @@ def test_bad_agents_are_refused_by_name():
         build_graph(agents={"hacker": saving})
     with pytest.raises(ValueError, match="is your own agent; give it its tools yourself"):
         build_graph(agents={"hacker": agent}, tools={"hacker": [word_count]})
+
+
+def test_a_call_id_your_agent_repeats_from_the_thread_is_renamed_with_its_result(ctx):
+    handover = handover_to("release_writer")
+    reused = AIMessage(
+        "",
+        tool_calls=[
+            {"name": "word_count", "args": {"text": "a b"}, "id": handover.tool_calls[0]["id"]}
+        ],
+    )
+    agent = create_agent(ScriptedChatModel(script=[reused, AIMessage("Two.")]), [word_count])
+    graph = build_graph(
+        checkpointer=InMemorySaver(),
+        model=ScriptedChatModel(script=[handover]),
+        profiles=[WRITER],
+        agents={"release_writer": agent},
+    )
+    values = say(graph, "Count.", ctx)
+    check_tool_history(values["messages"])  # every id answered once, in order
+    (call,) = [m for m in values["messages"] if m.name == "release_writer" and m.tool_calls]
+    assert call.tool_calls[0]["id"] != handover.tool_calls[0]["id"]
+    answer = next(
+        m for m in values["messages"] if isinstance(m, ToolMessage) and m.name == "word_count"
+    )
+    assert answer.tool_call_id == call.tool_calls[0]["id"] and answer.content == "2 words"

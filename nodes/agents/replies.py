@@ -58,13 +58,21 @@ def used_call_ids(messages: Iterable[BaseMessage]) -> set[str]:
     return ids
 
 
-def make_reply_safe(reply: AIMessage, taken: set[str]) -> AIMessage:
-    """The reply with unique ids, valid names, and non-object arguments moved to invalid calls."""
+def make_reply_safe(
+    reply: AIMessage, taken: set[str], renamed: dict[str, str] | None = None
+) -> AIMessage:
+    """The reply with unique ids, valid names, and non-object arguments moved to invalid calls.
+
+    `renamed` (when given) records each id replaced because `taken` held it already.
+    """
     seen = set(taken)
 
     def unique(call_id: Any) -> str:
         fresh = call_id if isinstance(call_id, str) and call_id and call_id not in seen else None
-        fresh = fresh or new_call_id()
+        if fresh is None:
+            fresh = new_call_id()
+            if renamed is not None and call_id in taken:
+                renamed.setdefault(call_id, fresh)
         seen.add(fresh)
         return fresh
 
@@ -220,33 +228,13 @@ def stored_replies(
         if message.id in stored_ids:
             message = message.model_copy(update={"id": f"{message.type}-{uuid.uuid4().hex}"})
         if isinstance(message, AIMessage):
-            reply = tag_reply(_renaming(message, seen, renamed), agent, profile)
-            safe = make_reply_safe(reply, seen)
+            safe = make_reply_safe(tag_reply(message, agent, profile), seen, renamed)
             seen.update(c["id"] or "" for c in [*safe.tool_calls, *safe.invalid_tool_calls])
             out.append(safe)
         elif isinstance(message, ToolMessage):
             call_id = renamed.get(message.tool_call_id, message.tool_call_id)
             out.append(message.model_copy(update={"tool_call_id": call_id}))
     return _close_pending(out)
-
-
-def _renaming(message: AIMessage, seen: set[str], renamed: dict[str, str]) -> AIMessage:
-    """The reply with each call id already used in the thread replaced by a fresh one."""
-
-    def fresh(calls: list[Any]) -> list[Any]:
-        out = []
-        for call in calls:
-            old = call.get("id")
-            if isinstance(old, str) and old and old in seen:
-                renamed[old] = new_call_id()
-                call = {**call, "id": renamed[old]}
-            out.append(call)
-        return out
-
-    calls, bad = fresh(list(message.tool_calls)), fresh(list(message.invalid_tool_calls))
-    if calls == message.tool_calls and bad == message.invalid_tool_calls:
-        return message
-    return message.model_copy(update={"tool_calls": calls, "invalid_tool_calls": bad})
 
 
 def _close_pending(messages: list[BaseMessage]) -> list[BaseMessage]:
