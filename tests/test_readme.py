@@ -59,12 +59,20 @@ def test_readme_customise_snippets_run(tmp_path, monkeypatch):
     (tmp_path / "my-profiles").mkdir()
     (tmp_path / "my-profiles" / "data_scientist.md").write_text(profile_file, encoding="utf-8")
     namespace: dict = {}
-    exec(compile(_python_block_after("## Customise"), "README.md", "exec"), namespace)
+    exec(compile(_python_block_after("**Your own specialists.**"), "README.md", "exec"), namespace)
     assert "data_scientist" in namespace["graph"].get_graph().nodes
     from specialist_handover.specialists import load_profile_dir
 
     (profile,) = load_profile_dir(tmp_path / "my-profiles")
     assert profile.tools == ("workspace",) and profile.marker == "[data scientist]"
+
+
+def test_readme_your_own_agent_snippet_builds_a_graph_with_your_agent_in_its_place():
+    namespace: dict = {}
+    exec(compile(_python_block_after("**Your own agents.**"), "README.md", "exec"), namespace)
+    graph = namespace["graph"]
+    assert "docs_writer" in graph.get_graph().nodes
+    assert "docs_writer:model" in graph.get_graph(xray=True).nodes  # its own loop, drawn
 
 
 def test_ci_runs_the_linters_and_a_real_postgres_and_the_makefile_has_the_tasks():
