@@ -28,6 +28,9 @@ import yaml
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_]{0,47}$")
 """Profile names: node names, message names and file names all accept these."""
 
+MAX_FRONT_MATTER_DEPTH = 8
+"""Most nested collections front matter may hold; a profile needs 2 (a mapping of lists)."""
+
 _REQUIRED = ("name", "emoji", "description")
 _KNOWN_FIELDS = {*_REQUIRED, "keywords", "marker", "tools", "examples"}
 
@@ -102,6 +105,33 @@ def _strings(where: str, name: str, value: Any, *, lower: bool = False) -> tuple
     return tuple(item.strip().lower() if lower else item.strip() for item in items)
 
 
+def _check_plain_yaml(front: str, source: str) -> None:
+    """Refuse anchors, aliases and deep nesting before yaml builds anything from `front`.
+
+    Only the event stream is read here (linear in the text), so nothing is expanded.
+    """
+    depth = 0
+    for event in yaml.parse(front, Loader=yaml.SafeLoader):
+        line = event.start_mark.line + 2  # the file's line: the opening '---' is line 1
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+            raise ProfileFileError(
+                f"{source}: line {line}: front matter uses a YAML anchor or alias "
+                f"({'*' if isinstance(event, yaml.AliasEvent) else '&'}{event.anchor}); "
+                "anchors, aliases and '<<:' merges are not allowed in profile files (nested "
+                "aliases can expand to gigabytes), so write each value out in full"
+            )
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_FRONT_MATTER_DEPTH:
+                raise ProfileFileError(
+                    f"{source}: line {line}: front matter nests more than "
+                    f"{MAX_FRONT_MATTER_DEPTH} levels deep; a profile's fields are strings "
+                    "and lists of strings, so flatten it"
+                )
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+
+
 def parse_profile(text: str, *, source: str) -> Profile:
     """Parse one profile file's text; raise ProfileFileError naming `source` and the field."""
     if not text.startswith("---\n"):
@@ -111,6 +141,7 @@ def parse_profile(text: str, *, source: str) -> Profile:
     except ValueError as exc:
         raise ProfileFileError(f"{source}: front matter is not closed with '---'") from exc
     try:
+        _check_plain_yaml(front, source)
         meta = yaml.safe_load(front)
     except yaml.YAMLError as exc:
         raise ProfileFileError(f"{source}: front matter is not valid YAML: {exc}") from exc

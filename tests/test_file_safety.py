@@ -88,7 +88,7 @@ def link_while_waiting_for_the_lock(monkeypatch, target, stolen):
     def flock(fd, op):
         if (
             not done
-            and op == writer.fcntl.LOCK_EX
+            and op & ~writer.fcntl.LOCK_NB == writer.fcntl.LOCK_EX
             and os.path.samefile(f"/proc/self/fd/{fd}", target)
         ):
             done.append(fd)

@@ -7,6 +7,13 @@ slug (so `ui-design-specialist-x-<date>.md` never passes as `ui_design`'s topic
 O_NOFOLLOW: a symlinked `.a0proj` or `handover` folder is refused, a symlinked or
 non-regular briefing file is skipped, and a topic is only ever compared, as a
 slug, with names listed inside the handover folder — it never becomes a path.
+
+Reading is bounded whatever the files hold: each file is read under a shared
+`flock` waited for at most LOCK_TIMEOUT_SECONDS (a file locked longer is skipped
+with a note), only its last MAX_FILE_BYTES (a larger one, even a sparse 6 GB
+file, is read from its end with a note), at most MAX_TOTAL_BYTES over all files
+(newest files first; older ones left out with a note), each entry kept to
+MAX_ENTRY_CHARS and NUL bytes (a sparse file's holes) dropped.
 """
 
 from __future__ import annotations
@@ -15,14 +22,21 @@ import fcntl
 import os
 import re
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from ...state import TokenCounter
 from ...state.defaults import READ_BRIEFING_MAX_TOKENS
-from .writer import HANDOVER_DIR, STATE_DIR, slugify_topic
+from . import writer
+from .writer import HANDOVER_DIR, STATE_DIR, flock_within, slugify_topic
 
-MAX_FILE_BYTES = 8 * 1024 * 1024  # a larger file is read from its end (newest entries)
+MAX_FILE_BYTES = 8 * 1024 * 1024
+"""A larger file is read from its end (its newest entries), with a note saying so."""
+MAX_TOTAL_BYTES = 32 * 1024 * 1024
+"""Most bytes one call reads over all files; the newest files are read first."""
+MAX_ENTRY_CHARS = 256 * 1024
+"""An entry longer than this is kept cut (it is far over any token cap anyway)."""
+_CHUNK_BYTES = 1 << 20
 _SPECIALIST = re.compile(r"[a-z0-9]+(?:_[a-z0-9]+)*")
 _ENTRY = re.compile(
     r"^## Handover (?P<when>\S+) → (?P<specialist>\S+)\n<!-- handover-id: [^\n]*? -->\n",
@@ -41,6 +55,44 @@ class _Entry:
     text: str
 
 
+@dataclass
+class _Notes:
+    """What a read left out, for the NOTE lines of the result."""
+
+    skipped: list[str] = field(default_factory=list)  # symlinks, not regular files
+    locked: list[str] = field(default_factory=list)
+    cut: list[tuple[str, int, int]] = field(default_factory=list)  # (name, size, bytes read)
+    unread: list[str] = field(default_factory=list)  # over MAX_TOTAL_BYTES
+
+    def lines(self) -> list[str]:
+        said = []
+        if self.skipped:
+            said.append(
+                f"NOTE: skipped {len(self.skipped)} file(s) that are symlinks or not regular "
+                "files: " + ", ".join(sorted(self.skipped)[:10])
+            )
+        if self.locked:
+            said.append(
+                f"NOTE: skipped {len(self.locked)} file(s) another process kept locked for over "
+                f"{writer.LOCK_TIMEOUT_SECONDS:g} s: " + ", ".join(self.locked[:10])
+            )
+        for name, size, read in self.cut[:10]:
+            said.append(
+                f"NOTE: {name} is {size:,} bytes; only its last {read:,} bytes were read (at "
+                f"most {_mib(MAX_FILE_BYTES)} a file), so its older entries are left out"
+            )
+        if self.unread:
+            said.append(
+                f"NOTE: {len(self.unread)} older file(s) not read: one read takes at most "
+                f"{_mib(MAX_TOTAL_BYTES)} of briefings: " + ", ".join(self.unread[:10])
+            )
+        return said
+
+
+def _mib(size: int) -> str:
+    return f"{size / (1024 * 1024):g} MiB"
+
+
 def read_briefing(
     *,
     project_root: str,
@@ -55,15 +107,8 @@ def read_briefing(
     """
     try:
         slug = _validate(project_root, specialist, topic, max_tokens)
-        entries, skipped = _collect(project_root, specialist, slug)
-        notes = (
-            [
-                f"NOTE: skipped {len(skipped)} file(s) that are symlinks or not regular files: "
-                + ", ".join(skipped[:10])
-            ]
-            if skipped
-            else []
-        )
+        entries, left_out = _collect(project_root, specialist, slug)
+        notes = left_out.lines()
         if not entries:
             where = f" on topic '{slug}'" if slug is not None else ""
             return "\n".join([f"No briefing entries for {specialist}{where} yet.", *notes])
@@ -104,15 +149,14 @@ def _validate(
 # --- reading, confined to the handover folder ---------------------------------------------
 
 
-def _collect(
-    project_root: str, specialist: str, slug: str | None
-) -> tuple[list[_Entry], list[str]]:
-    """Entries of the specialist's own files (of one slug, if given) and the names skipped."""
+def _collect(project_root: str, specialist: str, slug: str | None) -> tuple[list[_Entry], _Notes]:
+    """Entries of the specialist's own files (of one slug, if given) and what was left out."""
     pattern = re.compile(
         re.escape(specialist.replace("_", "-"))
         + r"-(?P<slug>[a-z0-9]+(?:-[a-z0-9]+)*)-(?P<date>\d{4}-\d{2}-\d{2})\.md"
     )
     fds: list[int] = []
+    notes = _Notes()
     try:
         try:
             fds.append(os.open(project_root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC))
@@ -121,20 +165,27 @@ def _collect(
         for name in (STATE_DIR, HANDOVER_DIR):
             fd = _open_dir(name, fds[-1])
             if fd is None:
-                return [], []
+                return [], notes
             fds.append(fd)
+        found = [
+            (match, name)
+            for name in os.listdir(fds[-1])
+            if (match := pattern.fullmatch(name)) and (slug is None or match["slug"] == slug)
+        ]
+        found.sort(key=lambda item: (item[0]["date"], item[1]), reverse=True)  # newest first
         entries: list[_Entry] = []
-        skipped: list[str] = []
-        for name in sorted(os.listdir(fds[-1])):
-            match = pattern.fullmatch(name)
-            if not match or (slug is not None and match["slug"] != slug):
+        budget = MAX_TOTAL_BYTES
+        for match, name in found:
+            if budget <= 0:
+                notes.unread.append(name)
                 continue
-            read = _read_file(fds[-1], name)
-            if read is None:
-                skipped.append(name)
-                continue
-            entries += _entries(*read, name, specialist, match["slug"], match["date"])
-        return entries, skipped
+            header = f"# Briefing: {specialist} — {match['slug']}"
+            read = _read_file(fds[-1], name, header, min(budget, MAX_FILE_BYTES), notes)
+            if read is not None:
+                text, size = read
+                budget -= size
+                entries += _entries(text, name, specialist, match["date"])
+        return entries, notes
     finally:
         for fd in reversed(fds):
             os.close(fd)
@@ -157,13 +208,17 @@ def _open_dir(name: str, parent_fd: int) -> int | None:
         raise _Refused(f"refusing to open {name!r}: {exc.strerror}") from exc
 
 
-def _read_file(dir_fd: int, name: str) -> tuple[str, str] | None:
-    """(first line, text) of a regular file, read under a shared lock; None otherwise.
+def _read_file(
+    dir_fd: int, name: str, header: str, limit: int, notes: _Notes
+) -> tuple[str, int] | None:
+    """(text, bytes read) of a regular file whose first line is `header`, under a shared lock.
 
-    A file over MAX_FILE_BYTES is read from its end: its newest entries.
+    At most its last `limit` bytes are read, in bounded chunks (a cut file is noted). None
+    for a file that is not ours (another first line) or skipped (noted).
     """
     try:
         if not stat.S_ISREG(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode):
+            notes.skipped.append(name)
             return None
     except OSError:  # removed since the listing
         return None
@@ -171,39 +226,45 @@ def _read_file(dir_fd: int, name: str) -> tuple[str, str] | None:
         flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
         fd = os.open(name, flags, dir_fd=dir_fd)
     except OSError:
+        notes.skipped.append(name)
         return None
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
+            notes.skipped.append(name)
             return None
-        fcntl.flock(fd, fcntl.LOCK_SH)  # the writer appends each entry under LOCK_EX
-        size = os.fstat(fd).st_size
+        if not flock_within(fd, fcntl.LOCK_SH):  # the writer appends under LOCK_EX
+            notes.locked.append(name)
+            return None
         first_line = os.pread(fd, 4096, 0).split(b"\n", 1)[0]
-        chunks, offset = [], max(0, size - MAX_FILE_BYTES)
+        if first_line.decode("utf-8", errors="replace") != header:
+            return None
+        size = os.fstat(fd).st_size
+        offset = start = max(0, size - limit)
+        if start:
+            notes.cut.append((name, size, size - start))
+        chunks = []
         while offset < size:
-            chunk = os.pread(fd, min(size - offset, 1 << 20), offset)
+            chunk = os.pread(fd, min(size - offset, _CHUNK_BYTES), offset)
             if not chunk:
                 break
-            chunks.append(chunk)
+            chunks.append(chunk.replace(b"\0", b""))  # a sparse file's holes
             offset += len(chunk)
-        text = b"".join(chunks).decode("utf-8", errors="replace")
-        return first_line.decode("utf-8", errors="replace"), text
+        return b"".join(chunks).decode("utf-8", errors="replace"), offset - start
     finally:
         os.close(fd)  # closing releases the lock
 
 
-def _entries(
-    first_line: str, text: str, filename: str, specialist: str, slug: str, date: str
-) -> list[_Entry]:
-    """Split a file into its entries; a file whose first line is not ours yields none."""
-    if first_line != f"# Briefing: {specialist} — {slug}":
-        return []
+def _entries(text: str, filename: str, specialist: str, date: str) -> list[_Entry]:
+    """Split a file's text into this specialist's entries (each cut to MAX_ENTRY_CHARS)."""
     matches = list(_ENTRY.finditer(text))
     out = []
     for pos, match in enumerate(matches):
         if match["specialist"] != specialist:
             continue
         end = matches[pos + 1].start() if pos + 1 < len(matches) else len(text)
-        body = text[match.end() : end].strip()
+        body = text[match.end() : min(end, match.end() + MAX_ENTRY_CHARS)].strip()
+        if end - match.end() > MAX_ENTRY_CHARS:
+            body += f"\n… [entry cut: {end - match.end() - MAX_ENTRY_CHARS:,} more characters]"
         heading = f"## Handover {match['when']} → {specialist} ({filename})"
         when = _parse_when(match["when"], date)
         out.append(_Entry(when, (filename, pos), f"{heading}\n\n{body}"))

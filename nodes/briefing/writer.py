@@ -17,10 +17,14 @@ write; the tightening stays even if the append then fails.
 
 An entry is written with one `write` under an exclusive `flock`, after checking
 that its handover id is not in the file already (a resumed crash must not
-append it twice). All text is encoded to UTF-8 before anything is touched, so
-text that cannot be encoded (a lone surrogate) fails with nothing created. A
-failed append removes what this call created and leaves the file's bytes as
-they were.
+append it twice; the file is scanned in bounded chunks, skipping a sparse
+file's holes, never read whole). The lock is waited for at most
+LOCK_TIMEOUT_SECONDS (non-blocking attempts until a deadline), so a process that
+holds it and never lets go fails the append with a BriefingError naming the
+file instead of blocking the handover forever. All text is encoded to UTF-8
+before anything is touched, so text that cannot be encoded (a lone surrogate)
+fails with nothing created. A failed append removes what this call created and
+leaves the file's bytes as they were.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ import fcntl
 import os
 import re
 import stat
+import time
 import unicodedata
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -44,10 +49,20 @@ FILE_MODE = 0o600
 DIR_MODE = 0o700
 """Mode of an `.a0proj` / `handover` folder the writer creates."""
 _ID_MARKER = "<!-- handover-id: {} -->"
+LOCK_TIMEOUT_SECONDS = 10.0
+"""Longest wait for another process's flock on a briefing file (writer and reader)."""
+_LOCK_FIRST_PAUSE = 0.002
+_LOCK_MAX_PAUSE = 0.05
+SCAN_CHUNK_BYTES = 1024 * 1024
+"""The id check reads the file this much at a time."""
 
 
 class BriefingError(Exception):
     """An append could not be done; str(error) is the text after 'ERROR: '."""
+
+
+class _LockTimeout(BriefingError):
+    """The append gave up waiting for another process's lock."""
 
 
 @dataclass(frozen=True)
@@ -270,6 +285,77 @@ def _append_locked(hand_fd: int, filename: str, path: str, data: _Data) -> Brief
     raise BriefingError(f"failed to append briefing file {path}: the file kept disappearing")
 
 
+def flock_within(fd: int, operation: int, timeout: float | None = None) -> bool:
+    """Take `operation` (LOCK_EX or LOCK_SH) on fd, waiting at most `timeout` seconds
+    (LOCK_TIMEOUT_SECONDS when None); False when another process still holds a lock then.
+
+    Non-blocking attempts with a short, growing pause between them: a blocking flock
+    cannot be given up on from a worker thread, and the graph runs tools in threads.
+    """
+    limit = LOCK_TIMEOUT_SECONDS if timeout is None else timeout
+    deadline = time.monotonic() + limit
+    pause = _LOCK_FIRST_PAUSE
+    while True:
+        try:
+            fcntl.flock(fd, operation | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            pass
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        time.sleep(min(pause, left))
+        pause = min(pause * 2, _LOCK_MAX_PAUSE)
+
+
+def _lock_for_append(fd: int, path: str) -> None:
+    """The exclusive lock for an append, or a BriefingError naming the file and the holder."""
+    if not flock_within(fd, fcntl.LOCK_EX):
+        raise _LockTimeout(
+            f"failed to append briefing file {path}: another process holds its lock and did "
+            f"not release it within {LOCK_TIMEOUT_SECONDS:g} s; nothing was written. Try the "
+            "handover again when that process has finished (or stop it)"
+        )
+
+
+def _holds(fd: int, needle: bytes, size: int) -> bool:
+    """True when the first `size` bytes of fd contain `needle` (which holds no NUL byte).
+
+    Read in SCAN_CHUNK_BYTES chunks, never whole, and a sparse file's holes are skipped
+    (SEEK_DATA): they read as NUL bytes, so the needle cannot be in them.
+    """
+    offset = 0
+    while offset < size:
+        start, end = _data_run(fd, offset, size)
+        if start >= end:
+            return False
+        tail = b""
+        while start < end:
+            chunk = os.pread(fd, min(SCAN_CHUNK_BYTES, end - start), start)
+            if not chunk:
+                return False
+            if needle in chunk or needle in tail + chunk[: len(needle)]:
+                return True
+            tail = chunk[-len(needle) :]
+            start += len(chunk)
+        offset = end
+    return False
+
+
+def _data_run(fd: int, offset: int, size: int) -> tuple[int, int]:
+    """The next run of data at or after offset, below size: (start, end); start >= end at the
+    end. Without SEEK_DATA support, all of it is one run."""
+    if not hasattr(os, "SEEK_DATA"):
+        return offset, size
+    try:
+        start = os.lseek(fd, offset, os.SEEK_DATA)
+        return start, min(os.lseek(fd, start, os.SEEK_HOLE), size)
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:  # nothing but a hole after offset
+            return size, size
+        return offset, size
+
+
 def _refuse_hard_link(st: os.stat_result, path: str) -> None:
     """A regular file with another name somewhere (maybe outside .a0proj/) is not written."""
     if st.st_nlink > 1:
@@ -297,7 +383,7 @@ def _append_once(hand_fd: int, filename: str, path: str, data: _Data) -> Briefin
         if created:
             os.fchmod(fd, FILE_MODE)  # whatever the umask or a default ACL made of it
         _refuse_hard_link(os.fstat(fd), path)  # before waiting on someone else's lock
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        _lock_for_append(fd, path)
         st = os.fstat(fd)
         if st.st_nlink == 0:
             return None  # unlinked while we waited for the lock
@@ -308,7 +394,7 @@ def _append_once(hand_fd: int, filename: str, path: str, data: _Data) -> Briefin
         if mode & ~FILE_MODE:
             os.fchmod(fd, mode & FILE_MODE)
         size_before = st.st_size
-        if size_before and data.marker in os.pread(fd, size_before, 0):
+        if size_before and _holds(fd, data.marker, size_before):
             return BriefingResult(path, not created, created, size_before, appended=False)
         payload = (data.header if size_before == 0 else b"") + data.entry
         try:
@@ -325,18 +411,20 @@ def _append_once(hand_fd: int, filename: str, path: str, data: _Data) -> Briefin
             size_bytes=os.fstat(fd).st_size,
             appended=True,
         )
-    except BaseException:
-        if created:
-            _remove_if_still_empty(hand_fd, filename, fd)
+    except BaseException as exc:
+        if created:  # after a lock timeout someone holds it: do not wait a second time
+            _remove_if_still_empty(hand_fd, filename, fd, wait=not isinstance(exc, _LockTimeout))
         raise
     finally:
         os.close(fd)  # closing releases the flock
 
 
-def _remove_if_still_empty(hand_fd: int, filename: str, fd: int) -> None:
+def _remove_if_still_empty(hand_fd: int, filename: str, fd: int, *, wait: bool = True) -> None:
     """Unlink the file this call created if nobody wrote to it and the name is still it."""
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)  # no other writer is mid-append (we may hold it already)
+        # no other writer is mid-append (we may hold the lock already)
+        if not flock_within(fd, fcntl.LOCK_EX, None if wait else 0):
+            return  # its holder will write to it, or leave it empty
         st = os.fstat(fd)
         if st.st_size != 0 or st.st_nlink == 0:
             return  # another writer's entry is in it, or it is gone already

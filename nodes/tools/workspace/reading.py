@@ -1,16 +1,29 @@
-"""read_file: numbered lines of a UTF-8 text file, a window at a time; binary files refused."""
+"""read_file: numbered lines of a UTF-8 text file, a window at a time; binary files refused.
+
+The file is read READ_CHUNK_BYTES at a time and each line keeps at most MAX_LINE_CHARS
+characters (a marker says how many more were cut), so memory stays bounded whatever the
+file holds. Control characters other than tab are shown as visible symbols
+(`results._visible`), so an ANSI escape in a file never reaches a terminal raw.
+"""
 
 from __future__ import annotations
 
+import codecs
 import os
 import stat
 
 from ....state import TokenCounter
 from .arguments import _check_budget, _check_int, _check_text
 from .errors import _guarded, _Refused, _show
-from .limits import BINARY_PROBE_BYTES, MAX_READ_LINES, WORKSPACE_MAX_TOKENS
+from .limits import (
+    BINARY_PROBE_BYTES,
+    MAX_LINE_CHARS,
+    MAX_READ_LINES,
+    READ_CHUNK_BYTES,
+    WORKSPACE_MAX_TOKENS,
+)
 from .paths import _opened, _resolve, _Target
-from .results import _cut_notice, _plural, _printable, _render
+from .results import _cut_notice, _plural, _printable, _render, _visible
 
 
 def _regular_size(fd: int, given: str) -> int:
@@ -32,29 +45,99 @@ def _binary_refusal(given: str) -> _Refused:
     )
 
 
-def _line_text(raw: bytes) -> str:
-    """One line's text without its line ending (raises UnicodeDecodeError when not UTF-8)."""
-    return raw.decode("utf-8").removesuffix("\n").removesuffix("\r")
+class _Window:
+    """Lines first..last of a text fed in pieces, each cut to MAX_LINE_CHARS, and the count of
+    all lines. Lines outside the window are only counted, so memory stays bounded whatever
+    the file holds (one 200 MB line, or 200 million short ones)."""
+
+    def __init__(self, first: int, limit: int) -> None:
+        self.first, self.last = first, first + limit - 1
+        self.kept: list[str] = []
+        self.line = 1  # the number of the line being read
+        self.open = False  # the current line has characters and no newline yet
+        self.head: list[str] = []  # its first MAX_LINE_CHARS + 1 characters
+        self.held = 0  # characters in head
+        self.length = 0  # all its characters so far
+        self.end = ""  # its last character
+
+    def feed(self, text: str) -> None:
+        """Take the next piece of the decoded file."""
+        pos = 0
+        while pos < len(text):
+            if self.line < self.first or self.line > self.last:  # outside: count only
+                newlines = text.count("\n", pos)
+                skip = self.first - self.line if self.line < self.first else newlines + 1
+                if newlines < skip:
+                    self.line += newlines
+                    self.open = not newlines or not text.endswith("\n")
+                    return
+                for _ in range(skip):
+                    pos = text.index("\n", pos) + 1
+                self.line += skip
+                self.open = False
+                continue
+            cut = text.find("\n", pos)
+            piece = text[pos:] if cut < 0 else text[pos:cut]
+            self._extend(piece)
+            if cut < 0:
+                return
+            self._close()
+            pos = cut + 1
+
+    def finish(self) -> int:
+        """Close an unterminated last line; the file's line count."""
+        if not self.open:
+            return self.line - 1
+        if self.first <= self.line <= self.last:
+            self._close()
+            return self.line - 1
+        return self.line
+
+    def _extend(self, piece: str) -> None:
+        if not piece:
+            return
+        self.open = True
+        if self.held <= MAX_LINE_CHARS:
+            taken = piece[: MAX_LINE_CHARS + 1 - self.held]
+            self.head.append(taken)
+            self.held += len(taken)
+        self.length += len(piece)
+        self.end = piece[-1]
+
+    def _close(self) -> None:
+        """End the current line: keep its text (CR of a CRLF ending dropped), cut if long."""
+        length = self.length - (self.end == "\r")
+        text = "".join(self.head)[: min(length, MAX_LINE_CHARS)]
+        self.kept.append(_visible(text) + _line_cut(length - len(text)))
+        self.line += 1
+        self.open, self.head, self.held, self.length, self.end = False, [], 0, 0, ""
+
+
+def _line_cut(cut: int) -> str:
+    """The marker ending a line longer than MAX_LINE_CHARS ('' when nothing was cut)."""
+    if cut <= 0:
+        return ""
+    return (
+        f" …[line cut: {cut:,} more characters; read_file shows at most "
+        f"{MAX_LINE_CHARS:,} characters of a line]"
+    )
 
 
 def _read_lines(target: _Target, given: str, start: int, limit: int) -> tuple[list[str], int]:
-    """Lines start..start+limit-1 of a text file and its total line count, streamed."""
-    kept: list[str] = []
-    total = 0
+    """Lines start..start+limit-1 of a text file and its total line count, in bounded chunks."""
+    window = _Window(start, limit)
+    decoder = codecs.getincrementaldecoder("utf-8")()  # strict: not UTF-8 is binary
     with _opened(target, given) as fd:
         _regular_size(fd, given)
-        with open(fd, "rb", closefd=False) as handle:
-            if b"\0" in handle.read(BINARY_PROBE_BYTES):
-                raise _binary_refusal(given)
-            handle.seek(0)
-            try:
-                for total, raw in enumerate(handle, 1):
-                    text = _line_text(raw)
-                    if start <= total < start + limit:
-                        kept.append(text)
-            except UnicodeDecodeError:
-                raise _binary_refusal(given) from None
-    return kept, total
+        if b"\0" in os.pread(fd, BINARY_PROBE_BYTES, 0):
+            raise _binary_refusal(given)
+        try:
+            while chunk := os.read(fd, READ_CHUNK_BYTES):
+                window.feed(decoder.decode(chunk))
+            window.feed(decoder.decode(b"", final=True))
+        except UnicodeDecodeError:
+            raise _binary_refusal(given) from None
+    return window.kept, window.finish()
 
 
 @_guarded("read_file")

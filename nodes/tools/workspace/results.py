@@ -7,11 +7,23 @@ from collections.abc import Callable
 from ....state import TokenCounter
 
 _CONTROL_ESCAPES = {code: f"\\x{code:02x}" for code in [*range(32), 127]}
+_VISIBLE_CONTROLS: dict[int, str] = {
+    **{code: chr(0x2400 + code) for code in range(32) if code not in (0x09, 0x0A)},
+    0x7F: "\u2421",
+    **{code: f"\\x{code:02x}" for code in range(0x80, 0xA0)},
+}
+"""C0 controls and DEL as Unicode Control Pictures (ESC -> ␛, CR -> ␍, NUL -> ␀, DEL -> ␡),
+C1 controls (which have no picture) as `\\x80`..`\\x9f`; tab and newline are kept."""
 
 
 def _printable(name: str) -> str:
     """A file name safe to print on one line: bad bytes and control characters escaped."""
     return name.encode("utf-8", "backslashreplace").decode("utf-8").translate(_CONTROL_ESCAPES)
+
+
+def _visible(text: str) -> str:
+    """File text safe to show: no terminal control character (an ANSI escape) passes through."""
+    return text.translate(_VISIBLE_CONTROLS)
 
 
 def _plural(count: int, word: str) -> str:

@@ -18,7 +18,7 @@ from .limits import (
     WORKSPACE_MAX_TOKENS,
 )
 from .paths import _FILE_FLAGS, _opened, _resolve
-from .results import _cut_notice, _plural, _printable, _render
+from .results import _cut_notice, _plural, _printable, _render, _visible
 from .walk import _walk, _walk_notes_line, _WalkNotes
 
 
@@ -94,7 +94,7 @@ def _hits_in(rel: str, text: str, query: str, hits: list[str]) -> int:
     found = 0
     for number, line in enumerate(text.split("\n"), 1):
         if needle in line.casefold() and len(hits) < MAX_HITS:
-            hits.append(f"{rel}:{number}: {_clip(line, query)}")
+            hits.append(f"{rel}:{number}: {_visible(_clip(line, query))}")
             found += 1
     return found
 

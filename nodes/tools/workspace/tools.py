@@ -11,7 +11,7 @@ from pydantic import Field, ValidationError, WithJsonSchema
 
 from ....state import HandoverContext, TokenCounter, coerce_context, token_counter
 from .errors import _failed
-from .limits import MAX_READ_LINES, WORKSPACE_MAX_TOKENS
+from .limits import MAX_LINE_CHARS, MAX_READ_LINES, WORKSPACE_MAX_TOKENS
 from .listing import list_files
 from .reading import read_file
 from .searching import search_files
@@ -71,13 +71,18 @@ READ_FILE_DESCRIPTION = (
     f"start_line and showing at most max_lines lines (up to {MAX_READ_LINES}). Read-only; the "
     "path is relative to the project root and must stay inside it. Folders, binary files and "
     ".a0proj/ are refused. When more lines remain, the last line tells you the start_line to "
-    f"continue from. Results over {WORKSPACE_MAX_TOKENS} tokens are cut."
+    f"continue from. A line over {MAX_LINE_CHARS} characters is cut and ends with "
+    "'…[line cut: N more characters; ...]'. Control characters are shown, never passed "
+    "through: ESC as ␛, CR as ␍, NUL as ␀, other C0 controls as their Unicode control "
+    "pictures, DEL as ␡ and C1 controls as \\x80-\\x9f; tabs are kept. Results over "
+    f"{WORKSPACE_MAX_TOKENS} tokens are cut."
 )
 SEARCH_FILES_DESCRIPTION = (
     "Search the project's text files for a plain substring (case-insensitive, not a regular "
     "expression) and get each matching line as 'path:line: text'. Read-only; searches under "
     "path (default: the whole project), skipping binary files, files over 2 MB, symlinks, "
-    ".a0proj/ and noise folders. Use it to find where something is defined or used, then "
+    ".a0proj/ and noise folders; control characters in a hit are shown as read_file shows "
+    "them (ESC as ␛). Use it to find where something is defined or used, then "
     f"read_file the hit. Results over {WORKSPACE_MAX_TOKENS} tokens are cut; then narrow the "
     "path or the query."
 )
