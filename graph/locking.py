@@ -6,7 +6,9 @@ without an error. Runs of this graph hold a per-thread lock instead: a
 `threading.Lock` within the process and, across processes, an `flock` on
 `<file>.locks/<hash of the thread id>.lock` when the checkpointer is a SQLite
 file, or a PostgreSQL advisory lock on the thread when it is Postgres. A run that cannot get the lock within `WAIT_SECONDS` fails with
-`ThreadBusyError`, and nothing of it is stored.
+`ThreadBusyError`, and nothing of it is stored. A lock file is opened like every
+private file (`files.py`): a symlinked lock folder or lock file, or a hard-linked
+lock file, is refused with `UnsafePathError` before the run starts.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any
+
+from .files import open_private_file
 
 WAIT_SECONDS = 120.0
 POLL_SECONDS = 0.02
@@ -107,15 +111,19 @@ def _busy(key: tuple[str, str], waited: float) -> ThreadBusyError:
     )
 
 
+def lock_file_path(store: str, thread_id: str) -> str:
+    """`<store>.locks/<hash of the thread id>.lock`: the file whose flock is the thread's lock."""
+    name = hashlib.sha256(thread_id.encode("utf-8", "surrogatepass")).hexdigest()[:40]
+    return os.path.join(f"{store}.locks", f"{name}.lock")
+
+
 def _open_lock_file(key: tuple[str, str]) -> int | None:
+    """The lock file's descriptor (None for a saver without a file): opened without
+    following links, a hard link refused, 0600 in a 0700 folder (`open_private_file`)."""
     store = key[0]
     if store.startswith("memory:"):
         return None
-    folder = f"{store}.locks"
-    os.makedirs(folder, mode=0o700, exist_ok=True)
-    name = hashlib.sha256(key[1].encode("utf-8", "surrogatepass")).hexdigest()[:40]
-    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
-    return os.open(os.path.join(folder, f"{name}.lock"), flags, 0o600)
+    return open_private_file(lock_file_path(store, key[1]), what="lock file").fd
 
 
 def _try_flock(fd: int) -> bool:

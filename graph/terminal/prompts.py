@@ -7,12 +7,16 @@ editing, and the history file is still written, for the next run that has it.
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import os
 import sys
 from types import ModuleType
 from typing import TextIO
 
+from ...nodes.briefing.redact import redact
 from ...nodes.briefing.writer import STATE_DIR
+from ..files import UnsafePathError, open_private_file
 from .printer import Printer
 
 HISTORY_FILE = "chat_history"
@@ -66,8 +70,12 @@ class ChatHistory:
 
     The file holds one line per entry (plain text, the same with GNU readline and
     libedit), is created 0600 inside the 0700 `.a0proj/` folder, and keeps the last
-    `HISTORY_LIMIT` entries. Any failure to read or write it is said once; the chat
-    goes on without it.
+    `HISTORY_LIMIT` entries. It is read and written by us through a descriptor
+    opened like every private file (`graph/files.py`: no symlinked folder or file,
+    no hard link, the user's own), never by readline's own history functions, which
+    follow links. Secrets are redacted from a line before it is written (the line
+    recalled in this session stays as typed). Any failure to read or write it is
+    said once, with the fix; the chat goes on without it.
     """
 
     def __init__(
@@ -94,16 +102,26 @@ class ChatHistory:
                 pass
             self.readline.set_history_length(self.limit)
         try:
-            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            opened = open_private_file(
+                self.path, os.O_RDWR | os.O_APPEND, create=False, what="chat history"
+            )
         except FileNotFoundError:
             return []
         except OSError as exc:
             self._failed("read", exc)
             return []
-        with os.fdopen(fd, encoding="utf-8", errors="replace") as fh:
-            entries = [line.rstrip("\n") for line in fh if line.strip()]
-        if len(entries) > 2 * self.limit:  # keep the file from growing without end
-            self._rewrite(entries[-self.limit :])
+        try:
+            fcntl.flock(opened.fd, fcntl.LOCK_EX)  # another chat on this project may append
+            entries = _entries(_read_all(opened.fd))
+            if len(entries) > 2 * self.limit:  # keep the file from growing without end
+                entries = entries[-self.limit :]
+                os.ftruncate(opened.fd, 0)
+                _write_all(opened.fd, _history_bytes(entries))
+        except OSError as exc:
+            self._failed("read", exc)
+            return []
+        finally:
+            os.close(opened.fd)  # closing releases the flock
         entries = entries[-self.limit :]
         if self.readline is not None:
             self.readline.clear_history()
@@ -123,37 +141,47 @@ class ChatHistory:
         if self.failed:
             return
         try:
-            folder = os.path.dirname(self.path)
-            if os.path.islink(folder):
-                raise OSError(f"refusing a symlinked folder: {folder}")
-            os.makedirs(folder, mode=0o700, exist_ok=True)
-            fd = os.open(
-                self.path,
-                os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
-                0o600,
-            )
+            opened = open_private_file(self.path, os.O_WRONLY | os.O_APPEND, what="chat history")
             try:
-                os.fchmod(fd, 0o600)
-                os.write(fd, (line + "\n").encode("utf-8", errors="replace"))
+                fcntl.flock(opened.fd, fcntl.LOCK_EX)
+                _write_all(opened.fd, _history_bytes([line]))
             finally:
-                os.close(fd)
+                os.close(opened.fd)
         except OSError as exc:
             self._failed("write", exc)
 
-    def _rewrite(self, entries: list[str]) -> None:
-        temp = f"{self.path}.{os.getpid()}.tmp"
-        try:
-            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-            with os.fdopen(fd, "w", encoding="utf-8", errors="replace") as fh:
-                fh.write("".join(entry + "\n" for entry in entries))
-            os.replace(temp, self.path)
-        except OSError as exc:
-            self._failed("trim", exc)
-            try:
-                os.unlink(temp)
-            except OSError:
-                pass
-
     def _failed(self, what: str, exc: OSError) -> None:
         self.failed = True
-        self.printer.say(f"(chat history: cannot {what} {self.path}: {exc}; going on without it)")
+        reason = (
+            str(exc) if isinstance(exc, UnsafePathError) else f"cannot {what} {self.path}: {exc}"
+        )
+        self.printer.say(f"(chat history: {reason}; going on without it)")
+
+
+def _entries(data: bytes) -> list[str]:
+    text = data.decode("utf-8", errors="replace")
+    return [line for line in text.splitlines() if line.strip()]
+
+
+def _history_bytes(entries: list[str]) -> bytes:
+    """The lines as written: secrets redacted, one line each."""
+    text = "".join(" ".join(redact(entry).text.splitlines()) + "\n" for entry in entries)
+    return text.encode("utf-8", errors="replace")
+
+
+def _read_all(fd: int) -> bytes:
+    chunks = []
+    offset = 0
+    while chunk := os.pread(fd, 1 << 16, offset):
+        chunks.append(chunk)
+        offset += len(chunk)
+    return b"".join(chunks)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        if written <= 0:
+            raise OSError(errno.EIO, "write returned no progress")
+        view = view[written:]
