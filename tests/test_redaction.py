@@ -1,15 +1,19 @@
 """Secret redaction before a briefing write: `redact`, `redact_all`, `REDACTION_KINDS`.
 
 Every secret below is fake: realistic in shape, obviously not a live credential
-(AWS's documented example key pair, `FAKE` in the body, Slack's documented
-webhook placeholder).
+(AWS's documented example key pair, `FAKE` in the body or `deadbeef`/`fa4e` where a
+format allows only hex, Slack's documented webhook placeholder).
 """
 
 from __future__ import annotations
 
+import base64
+import subprocess
+import sys
 import time
 
 import pytest
+import requests
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -44,9 +48,54 @@ JWT = (
 PEM_BODY = "MIIEFAKEfakeFAKEfake0123456789abcdefghijklmnopqrstuvwxyzABCDEFGH"
 
 
+def fill(n: int, alphabet: str = "FAKEfake0123456789abcdefGHIJKLmnopqrSTUVwxyz") -> str:
+    """`n` characters of a fake token body drawn from `alphabet`, repeated."""
+    return (alphabet * (n // len(alphabet) + 1))[:n]
+
+
+HEX = "deadbeef0123456789abcdeffa4e"
+STRIPE_LIVE = "sk_live_51" + fill(97)
+STRIPE_TEST = "sk_test_51" + fill(40)
+STRIPE_RESTRICTED = "rk_live_51" + fill(60)
+STRIPE_WEBHOOK = "whsec_" + fill(32)
+AZURE_ACCOUNT_KEY = fill(86, "FAKEfake0123456789+/abcdefGHIJKL") + "=="
+AZURE_BUS_KEY = fill(43, "FAKEfake0123456789+/abcdef") + "="
+AZURE_SIG = "FAKE0123abcdEFGH%2Bijkl%2FMNOP4567qrstUVwx%3D"
+SENDGRID = "SG." + fill(22) + "." + fill(43, "fakeFAKE_-0123456789abcdefXYZ")
+TWILIO_SID = "AC" + fill(32, "fake0123456789abcdef")
+TWILIO_KEY_SID = "SK" + fill(32, "fake9876543210fedcba")
+TWILIO_AUTH = fill(32, HEX)
+DISCORD_BOT = "MTAxFAKEfakeFAKEfake01234." + "GhIjKl." + fill(38)
+DISCORD_HOOK_TOKEN = fill(68, "FAKEfake0123456789abcdef_-GHIJ")
+GITLAB_PAT = "glpat-" + fill(20)
+GITLAB_RUNNER = "glrt-" + fill(20, "fakeFAKE0123456789_-")
+GITLAB_ROUTABLE = "glpat-" + fill(60) + ".01fake9z1"
+TELEGRAM = "123456789:AA" + fill(33, "FAKEfake0123456789_-abcdefGHIJ")
+PYPI = "pypi-AgEIcHlwaS5vcmc" + fill(150, "FAKEfake0123456789-_abcdefGHIJ")
+SQUARE = "sq0csp-" + fill(43, "FAKEfake0123456789-_abcdefGHIJ")
+MAILCHIMP = fill(32, HEX) + "-us21"
+NPM = "npm_" + fill(36)
+HUGGINGFACE = "hf_" + fill(34, "FAKEfakeABCDEFGHIJKLMNOPqrstuvwxyz")
+MAILGUN = "key-" + fill(32, "fake0123456789abcdefghij")
+MAILGUN_SIGNING = fill(32, HEX) + "-" + fill(8, HEX[::-1]) + "-" + fill(8, "0123fa4e")
+DIGITALOCEAN = "dop_v1_" + fill(64, HEX)
+DATABRICKS = "dapi" + fill(32, HEX)
+VAULT = "hvs.CAESI" + fill(86, "FAKEfake0123456789_-abcdefGHIJ")
+SHOPIFY = "shpat_" + fill(32, HEX)
+SHOPIFY_SHARED = "shpss_" + fill(32, HEX[::-1])
+AGE_KEY = "AGE-SECRET-KEY-1" + fill(58, "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L")
+AGE_PUBLIC = "age1ql3z7hjy54pw3hyww5ayyfg7zqgvc7w3j2elw8zmrj2kg5sfn9aqmcac8p"
+DOCKER_AUTH = base64.b64encode(b"fakeuser:FakePassw0rd").decode()
+GCP_KEY_ID = fill(40, HEX)
+
+
 def pem(label: str) -> str:
     """A fake PEM block with the given label."""
     return f"-----BEGIN {label}-----\n{PEM_BODY}\n{PEM_BODY[::-1]}\n-----END {label}-----"
+
+
+B64_PEM_KEY = base64.b64encode(pem("RSA PRIVATE KEY").encode()).decode()
+B64_PEM_CERT = base64.b64encode(pem("CERTIFICATE").encode()).decode()
 
 
 def mark(kind: str) -> str:
@@ -167,6 +216,322 @@ MUST_REDACT = [
         {"auth-header": 1},
         ["FAKE0123456789abcdefghij"],
     ),
+    # provider tokens, found by detect-secrets' plugins or by our own patterns
+    (
+        "stripe-live-prose",
+        f"charge it with {STRIPE_LIVE} then refund",
+        {"stripe-key": 1},
+        [STRIPE_LIVE],
+    ),
+    (
+        "stripe-test-curl",
+        f"curl https://api.stripe.com/v1/charges -u {STRIPE_TEST}: -d amount=2000",
+        {"stripe-key": 1},
+        [STRIPE_TEST],
+    ),
+    (
+        "stripe-restricted",
+        f'stripe.api_key = "{STRIPE_RESTRICTED}"',
+        {"stripe-key": 1},
+        [STRIPE_RESTRICTED],
+    ),
+    (
+        "stripe-webhook-env",
+        f"STRIPE_WEBHOOK_SECRET={STRIPE_WEBHOOK}",
+        {"webhook-secret": 1},
+        [STRIPE_WEBHOOK],
+    ),
+    (
+        "stripe-webhook-prose",
+        f"the endpoint's signing secret is {STRIPE_WEBHOOK}.",
+        {"webhook-secret": 1},
+        [STRIPE_WEBHOOK],
+    ),
+    (
+        "azure-connection-string",
+        "DefaultEndpointsProtocol=https;AccountName=fakeacct;"
+        f"AccountKey={AZURE_ACCOUNT_KEY};EndpointSuffix=core.windows.net",
+        {"azure-key": 1},
+        [AZURE_ACCOUNT_KEY],
+    ),
+    (
+        "azure-cli-account-key",
+        f'az storage blob upload --account-name fakeacct --account-key "{AZURE_ACCOUNT_KEY}" -f a.txt',
+        {"azure-key": 1},
+        [AZURE_ACCOUNT_KEY],
+    ),
+    (
+        "azure-service-bus",
+        "Endpoint=sb://fake.servicebus.windows.net/;SharedAccessKeyName=RootManageSharedAccessKey;"
+        f"SharedAccessKey={AZURE_BUS_KEY}",
+        {"azure-key": 1},
+        [AZURE_BUS_KEY],
+    ),
+    (
+        "azure-storage-key-env",
+        f"AZURE_STORAGE_KEY={AZURE_ACCOUNT_KEY}",
+        {"azure-key": 1},
+        [AZURE_ACCOUNT_KEY],
+    ),
+    (
+        "azure-key-in-prose",
+        f"the storage account key is {AZURE_ACCOUNT_KEY} (key1)",
+        {"azure-key": 1},
+        [AZURE_ACCOUNT_KEY],
+    ),
+    (
+        "azure-sas-url",
+        "https://fakeacct.blob.core.windows.net/c/b.txt?sv=2022-11-02&ss=b&srt=o&sp=r"
+        f"&se=2026-01-01T00:00:00Z&spr=https&sig={AZURE_SIG}",
+        {"azure-sas": 1},
+        [AZURE_SIG],
+    ),
+    (
+        "azure-sas-connection-string",
+        "BlobEndpoint=https://fakeacct.blob.core.windows.net/;"
+        f"SharedAccessSignature=sv=2022-11-02&ss=b&srt=sco&sp=rl&se=2026-01-01T00:00:00Z&sig={AZURE_SIG}",
+        {"azure-sas": 1},
+        [AZURE_SIG],
+    ),
+    ("sendgrid-code", f"sg = SendGridAPIClient('{SENDGRID}')", {"sendgrid-key": 1}, [SENDGRID]),
+    ("sendgrid-env", f"SENDGRID_API_KEY={SENDGRID}", {"sendgrid-key": 1}, [SENDGRID]),
+    (
+        "twilio-client",
+        f'client = Client("{TWILIO_SID}", "{TWILIO_AUTH}")',
+        {"twilio-key": 2},
+        [TWILIO_SID, TWILIO_AUTH],
+    ),
+    ("twilio-api-key", f"TWILIO_API_KEY={TWILIO_KEY_SID}", {"twilio-key": 1}, [TWILIO_KEY_SID]),
+    (
+        "twilio-auth-prose",
+        f"the Twilio auth token is {TWILIO_AUTH}",
+        {"twilio-key": 1},
+        [TWILIO_AUTH],
+    ),
+    ("discord-bot-run", f"bot.run('{DISCORD_BOT}')", {"discord-token": 1}, [DISCORD_BOT]),
+    ("discord-bot-env", f"DISCORD_TOKEN={DISCORD_BOT}", {"discord-token": 1}, [DISCORD_BOT]),
+    (
+        "discord-webhook",
+        f"post alerts to https://discord.com/api/webhooks/123456789012345678/{DISCORD_HOOK_TOKEN}",
+        {"discord-webhook": 1},
+        [DISCORD_HOOK_TOKEN],
+    ),
+    (
+        "discord-webhook-legacy-host",
+        f'WEBHOOK = "https://discordapp.com/api/webhooks/987654321098765432/{DISCORD_HOOK_TOKEN}"',
+        {"discord-webhook": 1},
+        [DISCORD_HOOK_TOKEN],
+    ),
+    ("gitlab-pat", f"rotate {GITLAB_PAT} today", {"gitlab-token": 1}, [GITLAB_PAT]),
+    (
+        "gitlab-runner",
+        f"gitlab-runner register --token {GITLAB_RUNNER}",
+        {"gitlab-token": 1},
+        [GITLAB_RUNNER],
+    ),
+    ("gitlab-routable", f"GITLAB_TOKEN={GITLAB_ROUTABLE}", {"gitlab-token": 1}, [GITLAB_ROUTABLE]),
+    (
+        "telegram-url",
+        f"https://api.telegram.org/bot{TELEGRAM}/sendMessage?chat_id=42",
+        {"telegram-token": 1},
+        [TELEGRAM],
+    ),
+    ("telegram-env", f"TELEGRAM_BOT_TOKEN={TELEGRAM}", {"telegram-token": 1}, [TELEGRAM]),
+    (
+        "pypi-pypirc",
+        f"[pypi]\nusername = __token__\npassword = {PYPI}\n",
+        {"pypi-token": 1},
+        [PYPI],
+    ),
+    ("pypi-twine", f"TWINE_PASSWORD={PYPI} twine upload dist/*", {"pypi-token": 1}, [PYPI]),
+    ("square-secret", f"square application secret {SQUARE}", {"square-key": 1}, [SQUARE]),
+    ("square-env", f'SQUARE_OAUTH_SECRET="{SQUARE}"', {"square-key": 1}, [SQUARE]),
+    (
+        "mailchimp",
+        f"mailchimp.set_config({{'api_key': '{MAILCHIMP}'}})",
+        {"mailchimp-key": 1},
+        [MAILCHIMP],
+    ),
+    ("mailchimp-prose", f"the list key is {MAILCHIMP} for us21", {"mailchimp-key": 1}, [MAILCHIMP]),
+    (
+        "npm-npmrc",
+        f"//registry.npmjs.org/:_authToken={NPM}\nalways-auth=true",
+        {"npm-token": 1},
+        [NPM],
+    ),
+    ("npm-prose", f"publish with {NPM} from CI", {"npm-token": 1}, [NPM]),
+    (
+        "huggingface-login",
+        f"from huggingface_hub import login; login('{HUGGINGFACE}')",
+        {"huggingface-token": 1},
+        [HUGGINGFACE],
+    ),
+    ("huggingface-env", f"export HF_TOKEN={HUGGINGFACE}", {"huggingface-token": 1}, [HUGGINGFACE]),
+    (
+        "mailgun-requests",
+        f"requests.post(url, auth=('api', '{MAILGUN}'), data=msg)",
+        {"mailgun-key": 1},
+        [MAILGUN],
+    ),
+    (
+        "mailgun-signing",
+        f"Mailgun webhook signing key {MAILGUN_SIGNING}",
+        {"mailgun-key": 1},
+        [MAILGUN_SIGNING],
+    ),
+    (
+        "digitalocean-cli",
+        f"doctl auth init -t {DIGITALOCEAN}",
+        {"digitalocean-token": 1},
+        [DIGITALOCEAN],
+    ),
+    (
+        "digitalocean-env",
+        f"DIGITALOCEAN_ACCESS_TOKEN={DIGITALOCEAN}",
+        {"digitalocean-token": 1},
+        [DIGITALOCEAN],
+    ),
+    (
+        "databricks-prose",
+        f"host https://fake.cloud.databricks.com with {DATABRICKS}",
+        {"databricks-token": 1},
+        [DATABRICKS],
+    ),
+    ("databricks-env", f"DATABRICKS_TOKEN={DATABRICKS}-2", {"databricks-token": 1}, [DATABRICKS]),
+    ("vault-login", f"vault login {VAULT}", {"vault-token": 1}, [VAULT]),
+    ("vault-env", f"export VAULT_TOKEN={VAULT}", {"vault-token": 1}, [VAULT]),
+    (
+        "shopify-header",
+        f"X-Shopify-Access-Token: {SHOPIFY}",
+        {"shopify-token": 1},
+        [SHOPIFY],
+    ),
+    (
+        "shopify-shared-secret",
+        f"app secret {SHOPIFY_SHARED} (rotate)",
+        {"shopify-token": 1},
+        [SHOPIFY_SHARED],
+    ),
+    (
+        "age-keys-file",
+        f"# created: 2026-01-01T00:00:00Z\n# public key: {AGE_PUBLIC}\n{AGE_KEY}\n",
+        {"age-key": 1},
+        [AGE_KEY],
+    ),
+    ("age-prose", f"decrypt with {AGE_KEY} please", {"age-key": 1}, [AGE_KEY]),
+    (
+        "docker-config",
+        f'{{"auths": {{"https://index.docker.io/v1/": {{"auth": "{DOCKER_AUTH}"}}}}}}',
+        {"docker-auth": 1},
+        [DOCKER_AUTH],
+    ),
+    (
+        "docker-config-pretty",
+        f'{{\n  "auths": {{\n    "ghcr.io": {{\n      "auth": "{DOCKER_AUTH}"\n    }}\n  }}\n}}',
+        {"docker-auth": 1},
+        [DOCKER_AUTH],
+    ),
+    (
+        "gcp-service-account",
+        '{"type": "service_account", "project_id": "fake-project", '
+        f'"private_key_id": "{GCP_KEY_ID}", '
+        '"private_key": "-----BEGIN PRIVATE KEY-----\\nMIIEFAKE\\n-----END PRIVATE KEY-----\\n"}',
+        {"gcp-key-id": 1, "private-key": 1},
+        [GCP_KEY_ID, "MIIEFAKE"],
+    ),
+    (
+        "gcp-key-id-python",
+        f"creds = {{'private_key_id': '{GCP_KEY_ID}'}}",
+        {"gcp-key-id": 1},
+        [GCP_KEY_ID],
+    ),
+    # secrets known by their context
+    (
+        "kubeconfig-client-key-data",
+        "users:\n- name: admin\n  user:\n"
+        f"    client-certificate-data: {B64_PEM_CERT}\n    client-key-data: {B64_PEM_KEY}\n",
+        {"private-key": 1},
+        [B64_PEM_KEY],
+    ),
+    (
+        "k8s-secret-tls-key",
+        f"data:\n  tls.key: {B64_PEM_KEY}\n",
+        {"private-key": 1},
+        [B64_PEM_KEY],
+    ),
+    (
+        "curl-user",
+        "curl -u admin:FakeP4ss https://api.internal/health",
+        {"password": 1},
+        ["FakeP4ss"],
+    ),
+    (
+        "curl-user-quoted",
+        "curl --user 'deploy:Fake-Pass_9' -X POST https://ci.internal/job",
+        {"password": 1},
+        ["Fake-Pass_9"],
+    ),
+    ("mysql-p", "mysql -uroot -pFakeP4ss -h db.internal app", {"password": 1}, ["FakeP4ss"]),
+    (
+        "mysqldump-p-quoted",
+        "mysqldump -u app -p'Fake P4ss' app > dump.sql",
+        {"password": 1},
+        ["Fake P4ss"],
+    ),
+    (
+        "docker-login",
+        "docker login -u bob -p FakeRegistry9 registry.example.com",
+        {"password": 1},
+        ["FakeRegistry9"],
+    ),
+    ("redis-cli", "redis-cli -h cache -a FakeRedis9 ping", {"password": 1}, ["FakeRedis9"]),
+    ("mysqladmin", "mysqladmin -u root password FakeNew9", {"password": 1}, ["FakeNew9"]),
+    ("sshpass", "sshpass -p 'FakeSsh9!' ssh deploy@host", {"password": 1}, ["FakeSsh9!"]),
+    (
+        "yaml-pass",
+        "smtp:\n  user: mailer\n  pass: FakeMailPass\n",
+        {"password": 1},
+        ["FakeMailPass"],
+    ),
+    ("env-db-pass", "DB_PASS=letmein\nDB_USER=app", {"password": 1}, ["letmein"]),
+    (
+        "openssl-pass",
+        "openssl rsa -in k.pem -passin pass:FakeP4ss -out k2.pem",
+        {"password": 1},
+        ["FakeP4ss"],
+    ),
+    ("prose-password", "the db password is Tr0ub4dor&3 for now", {"password": 1}, ["Tr0ub4dor&3"]),
+    (
+        "prose-password-for",
+        "The password for the admin account is hunter2.",
+        {"password": 1},
+        ["hunter2"],
+    ),
+    ("prose-with-password", "log in as admin with password hunter2.", {"password": 1}, ["hunter2"]),
+    (
+        "prose-credentials",
+        "Use credentials admin:FakeP4ss for the staging dashboard",
+        {"password": 1},
+        ["FakeP4ss"],
+    ),
+    (
+        "prose-password-changed",
+        'I changed it: the password was changed to "CorrectHorse"',
+        {"password": 1},
+        ["CorrectHorse"],
+    ),
+    (
+        "aws-secret-bare-prose",
+        f"AWS key {AWS_ID} with secret {AWS_SECRET}",
+        {"aws-access-key-id": 1, "aws-secret-key": 1},
+        [AWS_ID, AWS_SECRET],
+    ),
+    (
+        "aws-credentials-csv",
+        f"User name,Password,Access key ID,Secret access key\nbob,,{AWS_ID},{AWS_SECRET}\n",
+        {"aws-access-key-id": 1, "aws-secret-key": 1},
+        [AWS_ID, AWS_SECRET],
+    ),
 ]
 
 MUST_KEEP = [
@@ -221,6 +586,56 @@ MUST_KEEP = [
     "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAC"
     "hwGA60e6kgAAAABJRU5ErkJggg==",
     "already clean: password=[REDACTED:password] and [REDACTED:openai-key]",
+    # public by design, placeholders in a token's shape, and text that only resembles one
+    "const stripe = Stripe('pk_live_51" + fill(97) + "');",
+    "STRIPE_PUBLISHABLE_KEY=pk_test_51" + fill(40),
+    "STRIPE_SECRET_KEY=sk_live_xxxxxxxxxxxxxxxxxxxxxxxx",
+    "stripe.api_key = 'sk_test_XXXXXXXXXXXXXXXXXXXXXXXX'",
+    "STRIPE_KEY=sk_live_...",
+    "Stripe keys start with sk_live_ or sk_test_; restricted ones with rk_live_.",
+    "export HF_TOKEN=<YOUR_TOKEN>",
+    "HF_TOKEN=hf_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+    "GITLAB_TOKEN=glpat-xxxxxxxxxxxxxxxxxxxx",
+    "NPM_TOKEN=npm_XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX",
+    "AccountKey=<your storage account key>",
+    "AccountName=fakeacct;EndpointSuffix=core.windows.net",
+    f"# public key: {AGE_PUBLIC}",
+    "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFAKEfakeFAKEfake0123456789abcdefghijklmn bob@laptop",
+    f"client-certificate-data: {B64_PEM_CERT}",
+    "client-key: /etc/kubernetes/pki/admin.key",
+    "mailgun public key pubkey-" + fill(32, HEX),
+    "the md5 is 9e107d9d372bb6826bd81d3542a419d6",
+    "the twilio webhook returned 4f8c1e0a9b7d4c3e2f1a0b9c8d7e6f5a in 20 ms",
+    "NotificationServiceHandle.config.settings_for_the_production_env",
+    "HashiCorp Vault tokens start with hvs. and Databricks tokens with dapi.",
+    "https://discord.com/channels/123456789012345678/987654321098765432",
+    "time 12:34:56, ticket 123456789: see the log",
+    "Secrets Manager ARN arn:aws:secretsmanager:us-east-1:123456789012:secret:prod/db-AbCdEf",
+    "the AWS region is us-east-1 and the secret rotates every 30 days",
+    '"integrity": "sha512-' + AZURE_ACCOUNT_KEY + '"',
+    "sort_key: createdAt",
+    "signing_key_id: 2f1c",
+    'public_key: "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEfakeFAKE0123456789"',
+    '{"auth": "required", "auths": {}}',
+    # prose and command lines without a password
+    "The password is required and must be at least 12 characters long.",
+    "the password is 12 characters long",
+    "the password is hashed with bcrypt before it is stored",
+    "the password is ${DB_PASSWORD}",
+    "the password field is optional; see password_policy.md",
+    "credentials: see vault:kv/app and ~/.aws/credentials",
+    "log in with password authentication",
+    "your password was changed to a stronger one",
+    "PASS: 12, FAIL: 0",
+    "pass: 12/12 tests",
+    "first pass: done",
+    "bypass: true",
+    'curl -u "$API_USER:$API_PASS" https://api.example.com',
+    "curl --user-agent 'Mozilla/5.0 (X11; Linux x86_64)' https://example.com",
+    "mysql -u root -p -h db app",
+    "mysql -uroot -p$MYSQL_ROOT_PASSWORD app",
+    "docker login -u bob -p $REGISTRY_PASSWORD registry.example.com",
+    "openssl req -passout pass: -new",
 ]
 
 
@@ -234,6 +649,7 @@ def test_secrets_are_replaced_by_a_marker_of_their_kind(
     result = redact(text)
     for secret in secrets:
         assert secret not in result.text
+        assert len(secret) < 24 or secret[-12:] not in result.text  # no tail left behind
     for kind in kinds:
         assert mark(kind) in result.text
     assert result.counts == kinds
@@ -337,6 +753,47 @@ def test_redact_all_redacts_each_text_in_order_and_sums_the_counts() -> None:
     assert redact_all(iter(["a", "b"])) == (["a", "b"], {})
 
 
+def test_a_token_the_detector_cuts_short_is_replaced_whole() -> None:
+    # detect-secrets' Stripe pattern reports only the first 24 characters of the body
+    assert redact(f"key {STRIPE_LIVE}.").text == "key [REDACTED:stripe-key]."
+    assert redact(f"GITLAB_TOKEN={GITLAB_PAT}").text == "GITLAB_TOKEN=[REDACTED:gitlab-token]"
+
+
+def test_a_connection_string_keeps_its_other_fields() -> None:
+    text = f"AccountName=fakeacct;AccountKey={AZURE_ACCOUNT_KEY};EndpointSuffix=core.windows.net"
+    assert redact(text).text == (
+        "AccountName=fakeacct;AccountKey=[REDACTED:azure-key];EndpointSuffix=core.windows.net"
+    )
+
+
+def test_a_command_line_keeps_the_user_and_replaces_only_the_password() -> None:
+    assert redact("curl -u admin:FakeP4ss https://x").text == (
+        "curl -u admin:[REDACTED:password] https://x"
+    )
+    assert redact("mysql -uroot -pFakeP4ss app").text == "mysql -uroot -p[REDACTED:password] app"
+
+
+def test_redaction_never_asks_a_provider_whether_a_secret_is_live(monkeypatch) -> None:
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("redact() must not use the network")
+
+    monkeypatch.setattr(requests.Session, "request", refuse)
+    for _, text, kinds, _ in MUST_REDACT:
+        assert redact(text).counts == kinds
+
+
+def test_loading_the_detector_leaves_the_warning_display_alone() -> None:
+    # importing detect-secrets calls logging.captureWarnings(True); the redactor undoes it.
+    # A fresh process, since pytest swaps the warning display around every test.
+    code = (
+        "import warnings\n"
+        "from specialist_handover.nodes.briefing.redact import redact\n"
+        "print(warnings.showwarning.__module__)"
+    )
+    shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert shown.stdout.strip() == "warnings"
+
+
 def test_a_redaction_is_a_frozen_value() -> None:
     result = redact("password=hunter2")
     assert isinstance(result, Redaction)
@@ -410,6 +867,34 @@ FRAGMENTS = [
     "42",
     "\ud800",
     "\x00",
+    "sk_live_",
+    "sk_test_",
+    STRIPE_LIVE[8:30],
+    "whsec_",
+    "AccountKey=",
+    AZURE_ACCOUNT_KEY[:44],
+    "sig=",
+    "SG.",
+    "AC",
+    TWILIO_AUTH,
+    "twilio",
+    "glpat-",
+    "hf_",
+    "npm_",
+    ":AA",
+    "123456789",
+    "-us1",
+    "key-",
+    "curl -u ",
+    "mysql -p",
+    "docker login -p ",
+    "password is ",
+    "pass: ",
+    '"auth": "',
+    DOCKER_AUTH,
+    "LS0tLS1CRUdJTi",
+    "[REDACTED:twilio-key]",
+    "\t",
 ]
 
 
@@ -456,6 +941,17 @@ PATHOLOGICAL = {
     "bare-bearers": "Bearer " * 30_000,
     "backslashes-and-quotes": '\\"' * 100_000,
     "annotation-spaces": "token: str" + " " * 200_000,
+    "gitlab-prefixes": "glpat-" * 40_000 + " " + GITLAB_PAT,
+    "stripe-prefixes": "sk_live_" * 30_000 + STRIPE_LIVE,
+    "discord-like-dots": "MTAxFAKEfakeFAKEfake01234." * 10_000 + DISCORD_BOT,
+    "curl-without-user": "curl " * 40_000 + " -u",
+    "mysql-without-password": "mysql " * 40_000 + " -p",
+    "password-clauses": "password for " * 30_000 + "is x",
+    "password-is-repeated": "the password is " * 30_000,
+    "auth-keys": '"auth": "' * 30_000,
+    "hex-near-twilio": (TWILIO_AUTH + " ") * 20_000 + "twilio token",
+    "base64-near-aws": (AWS_SECRET + " ") * 20_000 + AWS_ID,
+    "bot-id-colons": "12345678:" * 30_000,
 }
 
 

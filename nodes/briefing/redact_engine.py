@@ -1,0 +1,279 @@
+"""The rule engine and the value tests every redaction rule shares (see `redact.py`).
+
+A rule is a pattern, a judge that turns a match into a span to replace (or `None`) and
+needles that must occur in the text for the rule to run at all. Judges lean on the
+value tests here to keep look-alikes: placeholders, code references, small numbers and
+tokens that do not look random (`sk_live_xxxxxxxx`).
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+Span = tuple[str, int, int]
+"""A verdict: (kind, start, end) of the text to replace."""
+
+Judge = Callable[[re.Match[str]], Span | None]
+
+MARKER_PREFIX = "[REDACTED:"
+
+
+def marker(kind: str) -> str:
+    """The text a secret of `kind` is replaced with."""
+    return f"{MARKER_PREFIX}{kind}]"
+
+
+# --- value tests -------------------------------------------------------------------------
+
+_PLACEHOLDER_WORDS = frozenset(
+    "none null nil true false undefined redacted hidden masked omitted removed "
+    "str bytes int float bool string number any object secretstr secretbytes".split()
+)
+_PLACEHOLDER = re.compile(
+    r"""
+      [<\[]                           # <your password>, [your token], [REDACTED:...]
+    | \$\{ | \$\( | \{\{ | %\(        # ${VAR}, $(cmd), {{ secrets.X }}, %(pw)s
+    | \$[A-Za-z_]\w*\}?$              # $VAR
+    | %[A-Za-z_]\w*%$                 # %VAR%
+    | \{[\w.\-]*\}$                   # {token}
+    | [*xX\u2022.\-_#]+$              # ***, xxxx, ..., ####
+    | [|>][+\-]?\d?$                  # YAML block scalar indicators
+    | (?:your|insert|enter|replace)[\s_\-.]
+    | .*[_\-]here$                    # paste-token-here
+    """,
+    re.IGNORECASE | re.VERBOSE,
+)
+_MASKED_TOKEN = re.compile(
+    r"[A-Za-z0-9]{1,16}(?:[_\-.][A-Za-z0-9]{1,16}){0,3}[_\-.]?"
+    r"(?:([xX*\u2022#])\1{5,}|\.\.\.|\u2026)"
+)
+_SECRET_WORD = re.compile(r"pass(?:word|wd|phrase)|pwd|token|secret|api[_\-]?key|credential", re.I)
+_CODE_CALL = re.compile(r"[A-Za-z_][\w.]*[\[(]")
+_DOTTED_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+_NEXT_FIELD = re.compile(r"[,;&](?=[ \t]*+[\w.\-]++[ \t]*+[=:])|[,;&]++$")
+_CLOSERS = {")": "(", "]": "[", "}": "{", ">": "<"}
+_UPPER = re.compile("[A-Z]")
+_LOWER = re.compile("[a-z]")
+_CAMEL = re.compile("[a-z][A-Z]")
+
+SMALL_NUMBER = re.compile(r"\d{1,7}(?:\.\d+)?")
+"""Up to 7 digits: a count or a port, never a key (a password may still be one)."""
+
+SECRETISH_CHAR = re.compile(r"[\d!@#$%^&*+=/\\~]")
+"""A character that ordinary words do not have but passwords and keys do."""
+
+
+def is_placeholder(value: str) -> bool:
+    """True for an empty value, a template/variable placeholder, a mask or a type name.
+
+    A token's prefix followed by a mask is one too: `sk_live_xxxxxxxx`, `glpat-XXXX...`,
+    `hf_****`, `sk_live_...`.
+    """
+    stripped = value.strip()
+    return (
+        not stripped
+        or stripped.lower() in _PLACEHOLDER_WORDS
+        or _PLACEHOLDER.match(stripped) is not None
+        or _MASKED_TOKEN.fullmatch(stripped) is not None
+    )
+
+
+def before_marker(value: str) -> str:
+    """An unquoted value up to the first marker in it: a marker ends a value, so a second
+    pass judges what the first pass left as the first pass did."""
+    cut = value.find(MARKER_PREFIX)
+    return value if cut == -1 else value[:cut]
+
+
+def is_code_reference(value: str) -> bool:
+    """True for a call, subscript, dotted name or secret-named variable (`db_password`)."""
+    if _CODE_CALL.match(value) or _DOTTED_NAME.fullmatch(value):
+        return True
+    if _IDENTIFIER.fullmatch(value) is None or _SECRET_WORD.search(value) is None:
+        return False
+    return "_" in value or _SECRET_WORD.fullmatch(value) is not None
+
+
+def trim_unquoted(value: str) -> str:
+    """Cut an unquoted value at the next `,`/`;`/`&` field and drop unbalanced closing brackets."""
+    next_field = _NEXT_FIELD.search(value)
+    if next_field is not None:
+        value = value[: next_field.start()]
+    for _ in range(8):
+        last = value[-1:]
+        if last not in _CLOSERS or value.count(last) <= value.count(_CLOSERS[last]):
+            break
+        value = value[:-1]
+    return value
+
+
+def has_digit(value: str) -> bool:
+    """True if `value` contains an ASCII digit."""
+    return any("0" <= ch <= "9" for ch in value)
+
+
+def is_mixed(value: str) -> bool:
+    """True if `value` has a digit, an upper-case and a lower-case ASCII letter."""
+    return has_digit(value) and bool(_UPPER.search(value)) and bool(_LOWER.search(value))
+
+
+def has_inner_capital(value: str) -> bool:
+    """True if a lower-case letter is followed by an upper-case one (`SuperSecret`, not `JSON`)."""
+    return _CAMEL.search(value) is not None
+
+
+def looks_random(body: str, classes: int = 2) -> bool:
+    """True if a token's body mixes `classes` of digits, upper and lower case, 6+ distinct.
+
+    Keeps masks and placeholders in a real token's shape (`xxxxxxxx`, `XXXX0000XXXX0000`,
+    `0000000000000000`) while any generated key passes.
+    """
+    found = has_digit(body) + bool(_UPPER.search(body)) + bool(_LOWER.search(body))
+    return found >= classes and len(set(body)) >= 6
+
+
+_MARKER = re.compile(r"\[REDACTED:[a-z0-9\-]{1,40}\]")
+
+
+class LineContext:
+    """Where `pattern` occurs in `text`, by line: the context a judge may rely on.
+
+    Occurrences inside a marker (but one of kind `keep`) do not count. So a secret
+    replaced elsewhere neither adds context nor joins its neighbours into a word, and as
+    replacing never adds or removes a line break outside a PEM block (replaced first), a
+    second pass judges a candidate as the first did: redaction stays idempotent. Built
+    once per text in linear time; each question is a binary search.
+    """
+
+    def __init__(self, text: str, pattern: re.Pattern[str], *, keep: str = "") -> None:
+        kept = marker(keep) if keep else None
+        blocked = [m.span() for m in _MARKER.finditer(text) if m[0] != kept]
+        self._end = len(text)
+        self._breaks = [m.start() for m in re.finditer("\n", text)]
+        self._hits: list[tuple[int, int]] = []
+        index = 0
+        for hit in pattern.finditer(text):
+            while index < len(blocked) and blocked[index][1] <= hit.start():
+                index += 1
+            if index == len(blocked) or hit.end() <= blocked[index][0]:
+                self._hits.append(hit.span())
+        self._starts = [start for start, _ in self._hits]
+
+    def around(self, start: int, end: int, *, lines: int = 0) -> bool:
+        """True if the pattern occurs outside `[start, end)` on its line (or `lines` more
+        lines either side)."""
+        first = bisect_left(self._breaks, start) - 1 - lines
+        low = self._breaks[first] + 1 if first >= 0 else 0
+        last = bisect_left(self._breaks, end) + lines
+        high = self._breaks[last] if last < len(self._breaks) else self._end
+        for hit_start, hit_end in self._hits[bisect_left(self._starts, low) :]:
+            if hit_start >= high:
+                return False
+            if hit_end <= start or hit_start >= end:
+                return True
+        return False
+
+
+# --- the rule engine ---------------------------------------------------------------------
+
+
+def splice(text: str, spans: Iterable[Span], counts: Counter[str]) -> str:
+    """Replace each span (sorted by start; overlapping ones skipped) with its marker; count it."""
+    parts: list[str] = []
+    cursor = 0
+    for kind, start, end in spans:
+        if start < cursor:
+            continue
+        parts += [text[cursor:start], marker(kind)]
+        cursor = end
+        counts[kind] += 1
+    if not parts:
+        return text
+    parts.append(text[cursor:])
+    return "".join(parts)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A pattern, a judge turning a match into a span to replace (or None), and needles.
+
+    The rule is skipped unless one of its lower-case `needles` occurs in the lower-cased
+    input (with `exact`, one of its needles in the text as it is now, markers included).
+    After an accepted span the search resumes at its end, after a rejected match at the
+    match's end (a judged value may sit in a look-ahead, so a rejection never hides the
+    text after the separator).
+    """
+
+    pattern: re.Pattern[str]
+    judge: Judge
+    needles: tuple[str, ...]
+    exact: bool = False
+
+    def apply(self, text: str, lowered: str, counts: Counter[str]) -> str:
+        """Replace every accepted, non-overlapping span of `text`; count it."""
+        haystack = text if self.exact else lowered
+        if not any(needle in haystack for needle in self.needles):
+            return text
+        spans: list[Span] = []
+        position = 0
+        while (match := self.pattern.search(text, position)) is not None:
+            verdict = self.judge(match)
+            position = max(match.end(), match.start() + 1)
+            if verdict is not None:
+                spans.append(verdict)
+                position = max(verdict[2], position)
+        return splice(text, spans, counts)
+
+
+Seen = Callable[[re.Pattern[str]], LineContext]
+"""For a context pattern, where it occurs in the text being judged (built once)."""
+
+
+@dataclass(frozen=True)
+class ContextRule:
+    """A rule whose judge may also ask where context patterns occur around its candidate.
+
+    The judge gets the match and `seen`: `seen(pattern)` is that pattern's `LineContext`
+    in the text, built the first time it is asked for. Otherwise like `Rule`.
+    """
+
+    pattern: re.Pattern[str]
+    judge: Callable[[re.Match[str], Seen], Span | None]
+    needles: tuple[str, ...]
+    exact: bool = False
+    keep: str = ""
+
+    def apply(self, text: str, lowered: str, counts: Counter[str]) -> str:
+        """Replace every accepted, non-overlapping span of `text`; count it."""
+        contexts: dict[re.Pattern[str], LineContext] = {}
+
+        def seen(pattern: re.Pattern[str]) -> LineContext:
+            if pattern not in contexts:
+                contexts[pattern] = LineContext(text, pattern, keep=self.keep)
+            return contexts[pattern]
+
+        rule = Rule(self.pattern, lambda match: self.judge(match, seen), self.needles, self.exact)
+        return rule.apply(text, lowered, counts)
+
+
+def group(kind: str, name: str | int = 0) -> Judge:
+    """A judge that always accepts, replacing group `name`."""
+
+    def judge(match: re.Match[str]) -> Span | None:
+        return (kind, *match.span(name))
+
+    return judge
+
+
+def group_if(kind: str, test: Callable[[str], bool], name: str | int = 0) -> Judge:
+    """A judge that accepts when `test(group text)` holds, replacing group `name`."""
+
+    def judge(match: re.Match[str]) -> Span | None:
+        return (kind, *match.span(name)) if test(match.group(name)) else None
+
+    return judge
