@@ -27,7 +27,7 @@ from ..specialists import (
     resolve_profiles,
 )
 from ..state import ORCHESTRATOR, HandoverContext, HandoverState, InputState, OutputState
-from .compiled import HandoverGraph
+from .compiled import RECURSION_LIMIT, HandoverGraph
 from .routing import (
     HANDOVER_NODE,
     make_route_after_handover,
@@ -35,9 +35,6 @@ from .routing import (
     route_after_orchestrator,
     route_after_specialist,
 )
-
-RECURSION_LIMIT = 10_000
-"""A safety net only: max_turns and max_handovers_per_turn end every run long before it."""
 
 ToolsSpec = Mapping[str, Sequence[BaseTool]] | None
 AgentsSpec = Mapping[str, Pregel] | None

@@ -32,6 +32,7 @@ from ..nodes.models.resolve import model_from_string
 from ..specialists import ORCHESTRATOR_PROFILE, ProfileFileError, ProfileRegistry, resolve_profiles
 from ..state import ORCHESTRATOR, HandoverContext, InputError
 from .builder import build_graph
+from .runs import RunJournal
 from .session import (
     CheckpointerError,
     CheckpointerSpecError,
@@ -433,21 +434,37 @@ def _turn(
         raise ReviewPending(f"thread {thread!r} has a handover waiting for review")
     printer.say(f"\n🧑 You: {text}")
     printer.thinking(status["active_agent"])
+    journal = RunJournal(ctx.project_root)
+    message_id = journal.message_id_for(thread, text)  # the same id when this is a rerun
+    resent: list[str] = []
+
+    def on_event(node: str, update: dict) -> None:  # type: ignore[type-arg]
+        if node == "already_sent":
+            resent.append(update["message_id"])
+        printer(node, update)
+
     try:
         values = run_turn(
             graph,
             text,
             thread_id=thread,
             context=ctx,
-            on_event=printer,
+            on_event=on_event,
             on_review=reviewer,
             live=True,
+            message_id=message_id,
         )
     except ReviewDeferred:
         printer.say(DEFERRED)
         return
     finally:
         printer.idle()
+    if resent:  # show the answer the stopped run did not get to show
+        messages = values.get("messages") or []
+        ids = [m.id for m in messages]
+        after = messages[ids.index(message_id) + 1 :] if message_id in ids else []
+        printer.graph_step("replay", {"messages": after})
+    journal.done(thread)
     active = values.get("active_agent", ORCHESTRATOR)
     printer.say(f"   (next message goes to: {active})")
 

@@ -16,14 +16,46 @@ through) wrapped:
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
+from langchain_core.messages import BaseMessage
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Command
 
+from ..nodes.briefing.redact import redact
 from ..nodes.models.resolve import ModelChoice, model_from_string
-from ..state import check_input, coerce_context, token_counter
+from ..specialists import ORCHESTRATOR_PROFILE
+from ..state import (
+    ORCHESTRATOR,
+    InputError,
+    check_input,
+    check_update,
+    coerce_context,
+    token_counter,
+)
 from .locking import one_writer, one_writer_async
+
+RECURSION_LIMIT = 10_000
+"""The graph's step limit, at least, whatever a caller's config says: a safety net only, since
+`max_turns` and `max_handovers_per_turn` end every run long before it."""
+
+INTERRUPT_WRITES = "__interrupt__"
+"""The channel LangGraph saves a pending interrupt under (a handover waiting for review)."""
+
+
+class ReviewPendingError(InputError):
+    """New messages sent while a handover waits for a person's review: answer the review first."""
+
+
+@dataclass(frozen=True)
+class ThreadFacts:
+    """What a write is checked against: the thread's stored message ids (read only when the
+    write brings ids of its own) and whether a handover waits for review."""
+
+    stored_ids: frozenset[str] = frozenset()
+    reviewing: bool = False
 
 
 class HandoverGraph(CompiledStateGraph):
@@ -41,7 +73,13 @@ class HandoverGraph(CompiledStateGraph):
         attrs = {k: v for k, v in compiled.__dict__.items() if k != "__orig_class__"}
         return cls(handover_models=models, **attrs)
 
-    def checked_input(self, payload: Any, context: Any) -> Any:
+    @property
+    def agents(self) -> list[str]:
+        """The graph's agents: `orchestrator` and every specialist profile."""
+        profiles = self.handover_models.profiles if self.handover_models else {}
+        return [ORCHESTRATOR, *(name for name in profiles if name != ORCHESTRATOR_PROFILE)]
+
+    def checked_input(self, payload: Any, context: Any, facts: ThreadFacts = ThreadFacts()) -> Any:
         """The input as it will be stored; raises ValueError (InputError) before any write."""
         ctx = coerce_context(context)
         models = self.handover_models
@@ -53,18 +91,159 @@ class HandoverGraph(CompiledStateGraph):
                     f"the context's model {ctx.model!r} cannot be used: "
                     f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
                 ) from None
+        if facts.reviewing and _sends_messages(payload):
+            raise ReviewPendingError(
+                "a handover waits for review on this thread; answer it first with "
+                "Command(resume={'action': 'approve'}) (or 'edit' / 'reject'), then send "
+                "the new message"
+            )
+        if isinstance(payload, Command) and _is_review_answer(payload.resume):
+            # a reviewer's edit or reason is stored with the checkpoint: no secrets in it
+            payload = Command(
+                graph=payload.graph,
+                update=payload.update,
+                resume=_redacted(payload.resume),
+                goto=payload.goto,
+            )
         return check_input(
-            payload, max_tokens=ctx.max_input_tokens, counter=token_counter(ctx.model)
+            payload,
+            max_tokens=ctx.max_input_tokens,
+            counter=token_counter(ctx.model),
+            agents=self.agents,
+            stored_ids=facts.stored_ids,
         )
 
+    def _facts(self, payload: Any, config: Any) -> ThreadFacts:
+        if self.checkpointer in (None, True, False) or not _thread_of(config):
+            return ThreadFacts()
+        saved = self.checkpointer.get_tuple(config)  # type: ignore[union-attr]
+        ids = self.get_state(config).values.get("messages") if _brings_ids(payload) else []
+        return _facts_of(saved, ids)
+
+    async def _afacts(self, payload: Any, config: Any) -> ThreadFacts:
+        if self.checkpointer in (None, True, False) or not _thread_of(config):
+            return ThreadFacts()
+        try:
+            saved = await self.checkpointer.aget_tuple(config)  # type: ignore[union-attr]
+        except NotImplementedError:  # a sync-only saver (SqliteSaver): read it off the loop
+            return await asyncio.to_thread(self._facts, payload, config)
+        state = (await self.aget_state(config)) if _brings_ids(payload) else None
+        return _facts_of(saved, state.values.get("messages") if state else [])
+
     def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Iterator[Any]:  # type: ignore[override]
-        checked = self.checked_input(input, kwargs.get("context"))
         with one_writer(self.checkpointer, config):
-            yield from super().stream(checked, config, **kwargs)
+            checked = self.checked_input(input, kwargs.get("context"), self._facts(input, config))
+            yield from super().stream(checked, with_safety_net(config), **kwargs)
 
     async def astream(self, input: Any, config: Any = None, **kwargs: Any) -> AsyncIterator[Any]:  # type: ignore[override]
-        # the checks read files (token vocabularies, the environment): off the event loop
-        checked = await asyncio.to_thread(self.checked_input, input, kwargs.get("context"))
         async with one_writer_async(self.checkpointer, config):
-            async for chunk in super().astream(checked, config, **kwargs):
+            facts = await self._afacts(input, config)
+            # the checks read files (token vocabularies, the environment): off the event loop
+            checked = await asyncio.to_thread(
+                self.checked_input, input, kwargs.get("context"), facts
+            )
+            async for chunk in super().astream(checked, with_safety_net(config), **kwargs):
                 yield chunk
+
+    def _checked_updates(self, config: Any, supersteps: Any, facts: ThreadFacts) -> list[Any]:
+        ctx = coerce_context(None)
+        checked = []
+        for superstep in supersteps:
+            updates = []
+            for update in superstep:
+                values = update.values
+                if values is not None and not isinstance(values, Command):
+                    values = check_update(
+                        values,
+                        agents=self.agents,
+                        max_tokens=ctx.max_input_tokens,
+                        counter=token_counter(ctx.model),
+                        stored_ids=facts.stored_ids,
+                        together=False,
+                    )
+                elif isinstance(values, Command):
+                    values = self.checked_input(values, None, facts)
+                updates.append(update._replace(values=values))
+            checked.append(updates)
+        return checked
+
+    def bulk_update_state(self, config: Any, supersteps: Any) -> Any:  # type: ignore[override]
+        """LangGraph's `bulk_update_state` (and so `update_state`), each value checked first."""
+        with one_writer(self.checkpointer, config):
+            facts = self._facts({"messages": _update_messages(supersteps)}, config)
+            return super().bulk_update_state(
+                config, self._checked_updates(config, supersteps, facts)
+            )
+
+    async def abulk_update_state(self, config: Any, supersteps: Any) -> Any:  # type: ignore[override]
+        """LangGraph's `abulk_update_state` (and so `aupdate_state`), each value checked first."""
+        async with one_writer_async(self.checkpointer, config):
+            facts = await self._afacts({"messages": _update_messages(supersteps)}, config)
+            checked = await asyncio.to_thread(self._checked_updates, config, supersteps, facts)
+            return await super().abulk_update_state(config, checked)
+
+
+def with_safety_net(config: Any) -> Any:
+    """The run's config with a recursion limit no lower than `RECURSION_LIMIT`."""
+    given = (config or {}).get("recursion_limit") or 0
+    return {**(config or {}), "recursion_limit": max(int(given), RECURSION_LIMIT)}
+
+
+def _is_review_answer(resume: Any) -> bool:
+    return isinstance(resume, Mapping) and resume.get("action") in ("approve", "edit", "reject")
+
+
+def _redacted(value: Any) -> Any:
+    """A review answer with every text in it redacted."""
+    if isinstance(value, str):
+        return redact(value).text
+    if isinstance(value, Mapping):
+        return {key: _redacted(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_redacted(item) for item in value]
+    return value
+
+
+def _thread_of(config: Any) -> Any:
+    return ((config or {}).get("configurable") or {}).get("thread_id")
+
+
+def _sends_messages(payload: Any) -> bool:
+    """A new message, not a resume: plain input, or a Command whose update holds messages."""
+    if isinstance(payload, Command):
+        return isinstance(payload.update, Mapping) and "messages" in payload.update
+    return payload is not None
+
+
+def _message_items(payload: Any) -> list[Any]:
+    if isinstance(payload, Command):
+        payload = payload.update
+    items = payload.get("messages") if isinstance(payload, Mapping) else None
+    if isinstance(items, BaseMessage | Mapping):
+        return [items]
+    return list(items) if isinstance(items, list) else []
+
+
+def _brings_ids(payload: Any) -> bool:
+    """Whether the write's messages carry ids of their own (only then are stored ids read)."""
+    return any(
+        (item.get("id") if isinstance(item, Mapping) else getattr(item, "id", None))
+        for item in _message_items(payload)
+    )
+
+
+def _update_messages(supersteps: Any) -> list[Any]:
+    return [
+        item
+        for superstep in supersteps
+        for update in superstep
+        for item in _message_items(update.values)
+    ]
+
+
+def _facts_of(saved: Any, messages: Any) -> ThreadFacts:
+    writes = getattr(saved, "pending_writes", None) or []
+    return ThreadFacts(
+        stored_ids=frozenset(m.id for m in messages or [] if getattr(m, "id", None)),
+        reviewing=any(write[1] == INTERRUPT_WRITES for write in writes),
+    )

@@ -10,7 +10,7 @@ from langgraph.graph import END
 
 from ..nodes.handover.node import LOOP_STOPPED
 from ..nodes.history.conversation import pending_tool_calls
-from ..state import ORCHESTRATOR, HandoverState
+from ..state import ORCHESTRATOR, HandoverState, usable
 
 HANDOVER_NODE = "handover"
 
@@ -22,6 +22,7 @@ def make_route_by_active_agent(agents: Sequence[str]) -> Router:
     known = frozenset(agents)
 
     def route_by_active_agent(state: HandoverState) -> str:
+        state = usable(state)
         agent = state.get("active_agent") or ORCHESTRATOR
         handover: dict[str, Any] = dict(state.get("handover") or {})
         if agent != ORCHESTRATOR and not handover.get("rendered"):
@@ -61,6 +62,7 @@ def route_after_specialist(state: HandoverState) -> str:
       which answers the user in the same run; after_reply -> END, and the next user
       turn goes to the orchestrator.
     """
+    state = usable(state)
     if pending_tool_calls(state.get("messages", [])):
         return HANDOVER_NODE
     if state.get("active_agent") != ORCHESTRATOR:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import re
-import sqlite3
 from collections.abc import Callable, Iterator
 from typing import Any, cast
 from urllib.parse import urlsplit, urlunsplit
@@ -28,6 +27,7 @@ from langgraph.types import Command
 
 from ..nodes.briefing.writer import STATE_DIR
 from ..state import HandoverContext, HandoverState, message_text
+from .files import open_sqlite_saver, release_sqlite_saver
 from .locking import one_writer
 
 CHECKPOINT_FILE = "checkpoints.sqlite"
@@ -44,18 +44,13 @@ def default_checkpoint_path(project_root: str) -> str:
 
 
 def sqlite_checkpointer(path: str) -> SqliteSaver:
-    """A durable SQLite checkpointer at `path` (its folder is created)."""
-    folder = os.path.dirname(os.path.abspath(path))
-    if os.path.islink(folder):
-        raise ValueError(f"refusing to keep checkpoints in a symlinked folder: {folder}")
-    os.makedirs(folder, mode=0o700, exist_ok=True)
-    # owner-only: the conversation is in there
-    os.close(os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600))
-    os.chmod(path, 0o600)
-    conn = sqlite3.connect(path, check_same_thread=False)
-    saver = SqliteSaver(conn)
-    saver.setup()
-    return saver
+    """The durable SQLite checkpointer of the file `path` (made 0600, its folder 0700).
+
+    One per file per process: opening the same file again returns the same saver,
+    on the same connection (see `files.open_sqlite_saver`: why, and what is refused).
+    `close_checkpointer` closes it once every opener has.
+    """
+    return open_sqlite_saver(path)
 
 
 POSTGRES_SCHEMES = ("postgresql", "postgres")
@@ -204,7 +199,10 @@ def postgres_checkpointer(url: str) -> Any:
 
 
 def close_checkpointer(checkpointer: Any) -> None:
-    """Close the connection of a checkpointer `open_checkpointer` made (quietly)."""
+    """Close the connection of a checkpointer `open_checkpointer` made (quietly); a SQLite
+    one that was opened more than once stays open until its last opener closes it."""
+    if release_sqlite_saver(checkpointer):
+        return
     conn = getattr(checkpointer, "conn", None)
     close = getattr(conn, "close", None)
     if close is not None:
@@ -290,6 +288,7 @@ def stream_turn(
     context: HandoverContext,
     on_review: Reviewer | None = None,
     live: bool = False,
+    message_id: str | None = None,
 ) -> Iterator[Event]:
     """Resume anything unfinished, then run one user turn; yield (node, update) events.
 
@@ -305,11 +304,21 @@ def stream_turn(
     and each step of an agent's loop as it ends.
 
     When the unfinished step was this very message (a run that failed before
-    answering it), resuming answers it and the message is not sent twice.
+    answering it), resuming answers it and the message is not sent twice. With
+    `message_id` the message is sent under that id, and a message the thread
+    already stores under it is never sent again, whatever moment the earlier run
+    was stopped at: its turn is finished if it was not, and `("already_sent",
+    {"message_id"})` says so.
     """
     config = thread_config(thread_id)
     with one_writer(graph.checkpointer, config):  # resume and send as one run of the thread
         snapshot = graph.get_state(cast(RunnableConfig, config))
+        stored = message_id is not None and any(
+            m.id == message_id for m in (snapshot.values or {}).get("messages") or []
+        )
+        if stored:
+            yield ("already_sent", {"message_id": message_id})
+            text = None  # sent before: only what is unfinished of its turn is left to do
         if snapshot.next or snapshot.tasks:
             pending = pending_message(snapshot)
             reviews = pending_reviews(snapshot)
@@ -331,7 +340,7 @@ def stream_turn(
             if text is not None and text == pending:
                 return
         if text is not None:
-            message = HumanMessage(content=text)
+            message = HumanMessage(content=text, id=message_id)
             yield from _drive(graph, {"messages": [message]}, config, context, on_review, live)
 
 
@@ -465,17 +474,25 @@ def run_turn(
     on_event: Callable[[str, dict[str, Any]], None] | None = None,
     on_review: Reviewer | None = None,
     live: bool = False,
+    message_id: str | None = None,
 ) -> dict[str, Any]:
     """Run one turn (after resuming a crashed one) and return the thread's state values.
 
     `on_review` answers handovers paused for review (`review_handovers` in the
     context); without it the turn stops at the first one, the thread paused.
     `live=True` also passes the live events (tokens, tasks, agents' steps; see
-    `LIVE_EVENTS`) to `on_event`, as the terminal shows them.
+    `LIVE_EVENTS`) to `on_event`, as the terminal shows them. `message_id`: see
+    `stream_turn` (a message already stored under that id is not sent again).
     """
     values: dict[str, Any] | None = None
     events = stream_turn(
-        graph, text, thread_id=thread_id, context=context, on_review=on_review, live=live
+        graph,
+        text,
+        thread_id=thread_id,
+        context=context,
+        on_review=on_review,
+        live=live,
+        message_id=message_id,
     )
     for node, update in events:
         if node == "__values__":

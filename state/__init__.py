@@ -2,7 +2,7 @@
 
 from .agent import MEMBER_RUN_KEY, MemberRun, ProfileAgentState, current_member
 from .context import HandoverContext, coerce_context
-from .messages import InputError, check_input, message_text
+from .messages import message_text
 from .schema import (
     ORCHESTRATOR,
     PUBLIC_PACKAGE_FIELDS,
@@ -13,6 +13,7 @@ from .schema import (
     HandoverState,
     InputState,
     OutputState,
+    usable,
 )
 from .tokens import (
     DEFAULT_ENCODING,
@@ -25,6 +26,7 @@ from .tokens import (
     install_offline_encoding,
     token_counter,
 )
+from .writes import InputError, check_input, check_update
 
 __all__ = [
     "ORCHESTRATOR",
@@ -45,6 +47,7 @@ __all__ = [
     "OutputState",
     "TokenCounter",
     "check_input",
+    "check_update",
     "coerce_context",
     "current_member",
     "message_text",
@@ -54,4 +57,5 @@ __all__ = [
     "get_encoding",
     "install_offline_encoding",
     "token_counter",
+    "usable",
 ]

@@ -89,7 +89,12 @@ class HandoverContext:
     )
     max_input_tokens: int = field(
         default=defaults.MAX_INPUT_TOKENS,
-        metadata={"description": "Largest user message accepted; a larger one is refused."},
+        metadata={
+            "description": "The most tokens one input may carry (a larger one is refused, "
+            "nothing stored) and any model request may carry, counted over everything sent: "
+            "system prompt, messages, tool schemas (older parts of a request are cut to fit). "
+            f"At least {defaults.LOWER_BOUNDS['max_input_tokens']:,}."
+        },
     )
 
     def validated(self) -> HandoverContext:
@@ -120,6 +125,12 @@ class HandoverContext:
         for name, most in UPPER_BOUNDS.items():
             if getattr(self, name) > most:
                 raise ValueError(f"{name} must be at most {most}, got {getattr(self, name)!r}")
+        for name, least in defaults.LOWER_BOUNDS.items():
+            if getattr(self, name) < least:
+                raise ValueError(
+                    f"{name} must be at least {least:,} (an agent's system prompt and tool "
+                    f"schemas take up to about 2,500 tokens), got {getattr(self, name)!r}"
+                )
         if (
             not isinstance(self.include_recent_turns, int)
             or isinstance(self.include_recent_turns, bool)

@@ -34,13 +34,16 @@ READ_BRIEFING_MAX_TOKENS = 4000
 WORKSPACE_MAX_TOKENS = 4000
 """Cap of one workspace tool result (`list_files`, `read_file`, `search_files`)."""
 
-ORCHESTRATOR_WINDOW_USER_TURNS = 6
-"""Whole recent user turns the orchestrator's request carries."""
+AGENT_WINDOW_USER_TURNS = 6
+"""Whole recent user turns an agent's view carries (the orchestrator's of the conversation, a
+specialist's since its handover); what came before is summarised in the handover notes."""
 ORCHESTRATOR_SUMMARY_LOOKBACK = 40
-"""Messages before that window condensed into its 'earlier in this conversation' line."""
+"""Messages before that window condensed into the notes' 'earlier in this conversation' line."""
 ORCHESTRATOR_SUMMARY_WORDS = 150
 TRAIL_LINES = 8
 """Trail entries the orchestrator is shown."""
 
 UPPER_BOUNDS = {"max_turns": 100, "max_handovers_per_turn": 20, "model_attempts": 10}
 """Bounds that keep every run finite (the graph's recursion limit is sized for them)."""
+LOWER_BOUNDS = {"max_input_tokens": 4000}
+"""Every request must fit: a specialist's system prompt and tool schemas take up to ~2,500."""

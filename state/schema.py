@@ -144,3 +144,27 @@ class HandoverState(TypedDict, total=False):
     agent_turns: int
     turn_trail: list[str]
     """The hops of the current user turn (`orchestrator -> hacker`, `hacker <- returned`)."""
+
+
+def usable(state: HandoverState) -> HandoverState:
+    """The state as the graph reads it: a value that cannot be used (written by an older
+    version, or straight into the checkpoint) reads as its default, so a thread can always
+    answer its next message. Writes are checked before they are stored (`writes.py`)."""
+    out = dict(state)
+    if not isinstance(out.get("handover"), dict):
+        out["handover"] = None
+    if not isinstance(out.get("active_agent"), str):
+        out["active_agent"] = ORCHESTRATOR
+    for key in ("handover_depth", "agent_turns"):
+        value = out.get(key)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            out[key] = 0
+    trail = out.get("turn_trail")
+    out["turn_trail"] = [h for h in trail if isinstance(h, str)] if isinstance(trail, list) else []
+    records = out.get("handovers")
+    out["handovers"] = (
+        [r for r in records if isinstance(r, dict)] if isinstance(records, list) else []
+    )
+    if not isinstance(out.get("messages"), list):
+        out["messages"] = []
+    return out  # type: ignore[return-value]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import json
 import os
 import tempfile
 import threading
@@ -266,6 +267,8 @@ class TokenCounter:
                     fn = item["function"]
                     total += self.count_text(fn.get("arguments") or "")
                     total += self.count_text(fn.get("name") or "")
+                else:  # any other block is sent too: count all of it
+                    total += self.count_text(json.dumps(item, ensure_ascii=False, default=str))
             return total
         extra = TOKENS_PER_NAME if key == "name" else 0
         return self.count_text(str(value)) + extra
@@ -286,9 +289,7 @@ def _message_fields(message: Any) -> dict[str, Any]:
     fields: dict[str, Any] = {"content": message.content, "role": role}
     if getattr(message, "name", None) and role != "tool":
         fields["name"] = message.name  # OpenAI's tool messages carry no name
-    if isinstance(message, AIMessage) and message.tool_calls:
-        import json
-
+    if isinstance(message, AIMessage) and (message.tool_calls or message.invalid_tool_calls):
         fields["tool_calls"] = [
             {
                 "type": "function",
@@ -300,6 +301,13 @@ def _message_fields(message: Any) -> dict[str, Any]:
                 },
             }
             for call in message.tool_calls
+        ] + [  # unparsable calls are sent as tool calls too, their arguments as they came
+            {
+                "type": "function",
+                "id": bad.get("id"),
+                "function": {"name": bad.get("name") or "", "arguments": bad.get("args") or ""},
+            }
+            for bad in message.invalid_tool_calls
         ]
     if isinstance(message, ToolMessage):
         fields["tool_call_id"] = message.tool_call_id

@@ -90,14 +90,16 @@ def test_a_message_over_max_input_tokens_is_refused_and_not_stored(thread, ctx):
     with pytest.raises(InputError, match=r"over max_input_tokens=32,000 tokens"):
         graph.invoke({"messages": [("user", huge)]}, config, context=ctx)
     assert graph.get_state(config).config == before.config
-    with pytest.raises(InputError, match=r"over max_input_tokens=100 tokens"):
+    with pytest.raises(InputError, match=r"over max_input_tokens=4,000 tokens"):
         graph.invoke(
-            {"messages": [("user", "word " * 150)]},
+            {"messages": [("user", "word " * 4_500)]},
             config,
-            context={**ctx, "max_input_tokens": 100},
+            context={**ctx, "max_input_tokens": 4_000},
         )
     graph.invoke(
-        {"messages": [("user", "word " * 50)]}, config, context={**ctx, "max_input_tokens": 100}
+        {"messages": [("user", "word " * 3_500)]},
+        config,
+        context={**ctx, "max_input_tokens": 4_000},
     )
 
 

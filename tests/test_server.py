@@ -513,6 +513,28 @@ def test_bad_input_over_http_fails_the_run_and_stores_nothing(
     assert out["messages"][-2]["content"] == "And now?"
 
 
+@pytest.mark.parametrize(
+    ("values", "error"),
+    [
+        ({"handover": 42}, "handover must be null or a handover package"),
+        ({"active_agent": "nobody"}, "names no agent of this graph"),
+    ],
+)
+def test_a_malformed_state_edit_over_the_server_api_is_refused_and_the_thread_answers(
+    client, assistant_id, ctx, values, error
+):
+    """`threads.update_state` (Studio's state edit) is checked like input: nothing stored."""
+    thread_id = new_thread(client)
+    say(client, thread_id, assistant_id, "Hello there", ctx)
+    before = client.threads.get_state(thread_id)
+    with pytest.raises(Exception) as refused:
+        client.threads.update_state(thread_id, values)
+    assert error in str(refused.value), refused.value
+    assert client.threads.get_state(thread_id)["values"] == before["values"]
+    out = say(client, thread_id, assistant_id, "And now?", ctx)
+    assert out["messages"][-2]["content"] == "And now?"
+
+
 @pytest.mark.parametrize("how", ["approve", "edit", "invalid edit", "reject"])
 def test_handover_review_over_the_sdk(client, assistant_id, ctx, root, how):
     """review_handovers over HTTP: the run pauses with the package; Command(resume) answers."""

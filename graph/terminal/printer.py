@@ -66,6 +66,11 @@ class Printer:
             self.step(update)
         elif node == "resume":
             self.resuming(update)
+        elif node == "already_sent":
+            self.say(
+                "↪ This message was sent before, by a run that stopped before showing its "
+                "answer; it is not sent again."
+            )
         elif node == "review":
             if "answer" not in update:  # nobody to answer it here: say so
                 self.review_waiting(update["request"])

@@ -5,10 +5,12 @@ profile) and a user's (`create_agent(...)` or any compiled graph whose state
 has `messages`):
 
 1. **Its view in.** A specialist sees the stage-1 package (`package.py`: text,
-   and the package as data) and its own turns since its handover; the
-   orchestrator a window of whole recent turns, opened by the handover notes
-   (the trail and a short summary of what came before). Other agents' tool
-   plumbing is reduced to their text. Never the whole history.
+   and the package as data) and a window of its own recent turns since its
+   handover; the orchestrator a window of whole recent turns of the
+   conversation. Both windows are opened by the handover notes (the
+   orchestrator's with the trail) with a short summary of what came before.
+   Other agents' tool plumbing is reduced to their text. Never the whole
+   history, and never over `max_input_tokens` (`history/budget.py`).
 2. **The agent runs as a subgraph of this step**, with the node's config: its
    model and tool steps are checkpointed under this step (a run resumed after a
    crash continues the loop instead of asking the model again) and stream with
@@ -28,6 +30,7 @@ has `messages`):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
@@ -45,58 +48,60 @@ from ...state import (
     MemberRun,
     coerce_context,
     message_text,
+    usable,
 )
 from ...state.defaults import (
+    AGENT_WINDOW_USER_TURNS,
     ORCHESTRATOR_SUMMARY_LOOKBACK,
     ORCHESTRATOR_SUMMARY_WORDS,
-    ORCHESTRATOR_WINDOW_USER_TURNS,
 )
 from ..handover.package import HANDOVER_SENDER, package_message
 from ..handover.trail import describe_trail, return_hop, return_update
 from ..handover.transfer import TRANSFERS, transferred_messages
+from ..history.budget import fit_messages
 from ..history.conversation import messages_since, own_view, pending_tool_calls, window_of_turns
 from ..history.extractive import extractive_summary
 from ..models.resolve import ModelChoice
 from .replies import MAX_TURNS_REACHED, stop_message, stored_replies, used_call_ids
 
 
-def notes_message(state: HandoverState, window_start: int) -> HumanMessage | None:
-    """The handover notes that open the orchestrator's view: the trail and a short summary of
-    the turns before its window (None on a thread with neither)."""
-    messages = state.get("messages", [])
-    earlier = messages[max(0, window_start - ORCHESTRATOR_SUMMARY_LOOKBACK) : window_start]
+def notes_message(
+    scope: Sequence[BaseMessage], window_start: int, trail: list[Any] | None
+) -> HumanMessage | None:
+    """The handover notes that open a view: the trail (the orchestrator's) and a short summary
+    of the turns before the view's window (None when there is neither)."""
+    earlier = scope[max(0, window_start - ORCHESTRATOR_SUMMARY_LOOKBACK) : window_start]
     texts = [
         message_text(m)
         for m in earlier
         if isinstance(m, HumanMessage | AIMessage) and message_text(m).strip()
     ]
-    trail = state.get("handovers") or []
     if not texts and not trail:
         return None
-    summary = extractive_summary(texts, max_words=ORCHESTRATOR_SUMMARY_WORDS) if texts else ""
-    lines = [
-        "HANDOVER NOTES (from the handover graph, not from the user)",
-        f"Handover trail (most recent last):\n{describe_trail(trail)}",
-    ]
-    if summary:
+    lines = ["HANDOVER NOTES (from the handover graph, not from the user)"]
+    if trail is not None:
+        lines.append(f"Handover trail (most recent last):\n{describe_trail(trail)}")
+    if texts:
+        summary = extractive_summary(texts, max_words=ORCHESTRATOR_SUMMARY_WORDS)
         lines.append(f"Earlier in this conversation (before the turns below): {summary}")
-    anchor = messages[window_start].id if window_start < len(messages) else "start"
+    anchor = scope[window_start].id if window_start < len(scope) else "start"
     return HumanMessage("\n\n".join(lines), name=HANDOVER_SENDER, id=f"notes-{anchor}")
 
 
-def orchestrator_view(state: HandoverState) -> list[BaseMessage]:
-    """The orchestrator's bounded view: the notes, then its window of whole recent turns."""
+def view_of(name: str, state: HandoverState) -> list[BaseMessage]:
+    """What an agent sees, never the whole history: a specialist the package, the orchestrator
+    nothing before; then the notes; then a window of whole recent turns (of the conversation,
+    or the specialist's since its handover), other agents' tool plumbing reduced to text."""
     messages = state.get("messages", [])
-    start, window = window_of_turns(messages, ORCHESTRATOR_WINDOW_USER_TURNS)
-    notes = notes_message(state, start)
-    return [*([notes] if notes else []), *own_view(window, ORCHESTRATOR)]
-
-
-def specialist_view(name: str, state: HandoverState) -> list[BaseMessage]:
-    """A specialist's view: the package, then the messages since its handover."""
-    handover: dict[str, Any] = dict(state.get("handover") or {})
-    since = messages_since(state.get("messages", []), handover.get("anchor_id"))
-    return [package_message(handover), *own_view(since, name)]  # type: ignore[arg-type]
+    if name == ORCHESTRATOR:
+        opening, scope, trail = [], messages, state.get("handovers") or []
+    else:
+        handover: dict[str, Any] = dict(state.get("handover") or {})
+        opening = [package_message(handover)]  # type: ignore[arg-type]
+        scope, trail = messages_since(messages, handover.get("anchor_id")), None
+    start, window = window_of_turns(scope, AGENT_WINDOW_USER_TURNS)
+    notes = notes_message(scope, start, trail)
+    return [*opening, *([notes] if notes else []), *own_view(window, name)]
 
 
 def run_member(agent: Pregel, view: list[BaseMessage], calls: int, config: RunnableConfig) -> list:  # type: ignore[type-arg]
@@ -119,12 +124,14 @@ def make_agent_node(*, name: str, profile: Profile, agent: Pregel, models: Model
         state: HandoverState, runtime: Runtime[HandoverContext], config: RunnableConfig
     ) -> dict[str, Any]:
         ctx = coerce_context(runtime.context)  # a context that cannot work fails here, by name
+        state = usable(state)
         messages = state.get("messages", [])
         new_user_turn = bool(messages) and isinstance(messages[-1], HumanMessage)
         handover: dict[str, Any] = dict(state.get("handover") or {})
         came_back = orchestrator and state.get("active_agent", ORCHESTRATOR) != ORCHESTRATOR
         calls = 0 if new_user_turn or came_back else state.get("agent_turns", 0)
-        view = orchestrator_view(state) if orchestrator else specialist_view(name, state)
+        counter = models.counter_for(profile.name, ctx)
+        view = fit_messages(view_of(name, state), budget=ctx.max_input_tokens, counter=counter)
         taken = used_call_ids(messages)
         member = MemberRun(
             agent=name,
@@ -132,7 +139,7 @@ def make_agent_node(*, name: str, profile: Profile, agent: Pregel, models: Model
             conversation=messages,
             call_ids=frozenset(taken),
             package_text="" if orchestrator else str(handover.get("rendered") or ""),
-            counter=models.counter_for(profile.name, ctx),
+            counter=counter,
             model=lambda: models.model_for(profile.name, ctx),
         )
         if calls >= ctx.max_turns:  # re-entered too often (say, refused handovers): stop

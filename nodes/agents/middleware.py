@@ -9,6 +9,9 @@ task, as `create_agent` makes them; these wrap them without adding nodes:
   node says it has used already; then a clear message instead of a model call.
   LangChain's `ModelCallLimitMiddleware` takes a fixed limit per agent; ours comes
   from the run context and continues across a refused handover's re-entry.
+- `RequestBudget`: every request within `max_input_tokens`, counted over
+  everything sent (system prompt, messages, tool schemas); older parts of the
+  request are cut or left out to fit (`history/budget.py`), stored history never.
 - `ModelRetries`: HTTP 429/5xx, timeouts and connection errors retried with
   backoff and jitter, `model_attempts` times (from the run context); then
   `ModelUnavailableError` naming the agent, the URL and the cause.
@@ -21,6 +24,7 @@ task, as `create_agent` makes them; these wrap them without adding nodes:
 
 from __future__ import annotations
 
+import json
 import random
 import time
 from collections.abc import Callable
@@ -35,12 +39,20 @@ from langchain.agents.middleware import (
 )
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.errors import GraphBubbleUp
 from langgraph.types import Command
 from pydantic import ValidationError
 
 from ...specialists import Profile
-from ...state import HandoverContext, ProfileAgentState, coerce_context, current_member
+from ...state import (
+    HandoverContext,
+    ProfileAgentState,
+    coerce_context,
+    current_member,
+    token_counter,
+)
+from ..history.budget import fit_messages
 from ..history.conversation import valid_tool_history
 from . import retry
 from .replies import (
@@ -89,6 +101,36 @@ class TurnLimit(AgentMiddleware):
         return ExtendedModelResponse(
             model_response=response, command=Command(update={"model_calls": calls + 1})
         )
+
+
+class RequestBudget(AgentMiddleware):
+    """Fit each request into `max_input_tokens`, counted over everything it sends."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._schemas: dict[tuple[int, ...], str] = {}
+
+    def _schema_text(self, tools: list[Any]) -> str:
+        key = tuple(id(t) for t in tools)
+        if key not in self._schemas:
+            self._schemas[key] = json.dumps(
+                [t if isinstance(t, dict) else convert_to_openai_tool(t) for t in tools],
+                ensure_ascii=False,
+            )
+        return self._schemas[key]
+
+    def wrap_model_call(self, request: ModelRequest, handler: Handler) -> Any:
+        ctx = _context(request)
+        member = current_member()
+        counter = member.counter if member and member.counter else token_counter(ctx.model)
+        system = request.system_message
+        fixed = counter.count_text(self._schema_text(list(request.tools or [])))
+        if system is not None:
+            fixed += counter.count_message(system)
+        messages = fit_messages(
+            request.messages, budget=ctx.max_input_tokens, counter=counter, fixed=fixed
+        )
+        return handler(request.override(messages=messages))  # type: ignore[arg-type]
 
 
 def backoff(attempt: int) -> float:

@@ -20,7 +20,14 @@ from langgraph.graph.state import CompiledStateGraph
 
 from ...specialists import ORCHESTRATOR_PROFILE, Profile
 from ...state import HandoverContext, ProfileAgentState
-from .middleware import ModelRetries, RunModel, SafeReplies, ToolErrors, TurnLimit
+from .middleware import (
+    ModelRetries,
+    RequestBudget,
+    RunModel,
+    SafeReplies,
+    ToolErrors,
+    TurnLimit,
+)
 
 ModelFor = Callable[[HandoverContext], BaseChatModel]
 
@@ -70,6 +77,7 @@ def build_profile_agent(
         middleware=[
             TurnLimit(agent, profile),
             RunModel(model_for),
+            RequestBudget(),
             ModelRetries(agent),
             SafeReplies(agent, profile),
             ToolErrors([t.name for t in tools]),

@@ -29,6 +29,7 @@ from ...state import (
     HandoverState,
     TokenCounter,
     coerce_context,
+    usable,
 )
 from ..agents.replies import graph_reply
 from ..briefing.shared import put_briefing
@@ -128,6 +129,7 @@ def run_handover(
     state: HandoverState, ctx: HandoverContext, profiles: ProfileRegistry, counter_for: CounterFor
 ) -> dict[str, Any]:
     """The handover node's update for this state."""
+    state = usable(state)
     caller = state.get("active_agent") or ORCHESTRATOR
     messages = state.get("messages", [])
     pending = pending_tool_calls(messages)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...state import ORCHESTRATOR, HandoverRecord
+from ..briefing.redact import redact
 from ..briefing.writer import now_utc
 
 
@@ -26,20 +27,21 @@ def trail_record(
     briefing_path: str = "",
     error: str | None = None,
 ) -> HandoverRecord:
-    """One trail entry with the current UTC time."""
+    """One trail entry with the current UTC time; its free texts redacted (a refused
+    handover's arguments come straight from a model, secrets included)."""
     record: dict[str, Any] = {
         "kind": kind,
         "from_agent": from_agent,
-        "to_agent": to_agent,
-        "reason": reason,
-        "topic": topic,
+        "to_agent": redact(to_agent).text,
+        "reason": redact(reason).text,
+        "topic": redact(topic).text,
         "return_condition": return_condition,
         "estimated_tokens": estimated_tokens,
         "briefing_path": briefing_path,
         "time": now_utc().strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
     if error is not None:
-        record["error"] = error
+        record["error"] = redact(error).text
     return record  # type: ignore[return-value]
 
 

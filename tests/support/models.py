@@ -75,6 +75,7 @@ class _Recorder(BaseChatModel):
     model_config = ConfigDict(arbitrary_types_allowed=True)
     requests: list[list[BaseMessage]] = Field(default_factory=list)
     bound_tools: list[list[str]] = Field(default_factory=list)
+    bound_tools_schemas: list[list[dict[str, Any]]] = Field(default_factory=list)
 
     def bind_tools(self, tools: Sequence[Any], **kwargs: Any):  # type: ignore[override]
         return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
@@ -83,6 +84,7 @@ class _Recorder(BaseChatModel):
         check_tool_history(messages)
         self.requests.append(list(messages))
         self.bound_tools.append([t["function"]["name"] for t in kwargs.get("tools") or []])
+        self.bound_tools_schemas.append(list(kwargs.get("tools") or []))
 
 
 class ScriptedChatModel(_Recorder):
