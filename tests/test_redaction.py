@@ -87,6 +87,29 @@ AGE_KEY = "AGE-SECRET-KEY-1" + fill(58, "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L")
 AGE_PUBLIC = "age1ql3z7hjy54pw3hyww5ayyfg7zqgvc7w3j2elw8zmrj2kg5sfn9aqmcac8p"
 DOCKER_AUTH = base64.b64encode(b"fakeuser:FakePassw0rd").decode()
 GCP_KEY_ID = fill(40, HEX)
+LANGSMITH = "lsv2_pt_" + fill(32, HEX) + "_" + fill(10, HEX[::-1])
+LINEAR = "lin_api_" + fill(40)
+NOTION_SECRET = "secret_" + fill(43)
+NOTION = "ntn_" + fill(46, "0123456789FAKEfakeGHIJKLmnop")
+AIRTABLE = "pat" + fill(14) + "." + fill(64, HEX)
+GRAFANA = "glsa_" + fill(32) + "_" + fill(8, HEX)
+GRAFANA_CLOUD = "glc_eyJ" + fill(80, "FAKEfake0123456789+/abcdefGHIJ") + "="
+MAPBOX_TOKEN_BODY = "eyJ1IjoiZmFrZSIsImEiOiJGQUtFZmFrZTAxMjMifQ." + fill(22)
+MAPBOX_SECRET = "sk." + MAPBOX_TOKEN_BODY
+MAPBOX_PUBLIC = "pk." + MAPBOX_TOKEN_BODY
+PULUMI = "pul-" + fill(40, HEX)
+DOPPLER_SERVICE = "dp.st.dev." + fill(40)
+DOPPLER_CLI = "dp.ct." + fill(43, "FAKEfake0123456789abcdefGHIJKL")
+TERRAFORM = fill(14) + ".atlasv1." + fill(67, "FAKEfake0123456789_-abcdefGHIJ")
+OKTA = "00" + fill(40, "FAKEfake0123456789-_abcdefGHIJ")
+VAULT_LEGACY = "s." + fill(24, "FAKEfake0123456789abcdefGHIJ")
+UNSEAL_KEY = fill(43, "FAKEfake0123456789+/abcdefGHIJ") + "="
+UNSEAL_KEY_2 = fill(44, "0123456789FAKEfake+/GHIJabcdef")
+WG_KEY = fill(43, "FAKEfake0123456789+/abcdefGHIJKL") + "="
+DATADOG_APP_KEY = fill(40, HEX)
+AUTH_TOKEN = fill(40, "FAKEfake0123456789abcdefGHIJ")
+RAILS_SECRET = fill(128, HEX)
+AZURE_DEVOPS_PAT = fill(52, "fake0123456789abcdefghijklmnopqrstuvwxyz")
 
 
 def pem(label: str) -> str:
@@ -532,6 +555,323 @@ MUST_REDACT = [
         {"aws-access-key-id": 1, "aws-secret-key": 1},
         [AWS_ID, AWS_SECRET],
     ),
+    # providers known by their prefix
+    (
+        "langsmith-env",
+        f"LANGSMITH_API_KEY={LANGSMITH}\nLANGSMITH_TRACING=true",
+        {"langsmith-key": 1},
+        [LANGSMITH],
+    ),
+    (
+        "langsmith-client",
+        f'client = langsmith.Client(api_key="{LANGSMITH}")',
+        {"langsmith-key": 1},
+        [LANGSMITH],
+    ),
+    ("linear-env", f"LINEAR_API_KEY={LINEAR}", {"linear-key": 1}, [LINEAR]),
+    ("linear-prose", f"my Linear key is {LINEAR}, scope read", {"linear-key": 1}, [LINEAR]),
+    (
+        "notion-secret-env",
+        f"NOTION_TOKEN={NOTION_SECRET}",
+        {"notion-token": 1},
+        [NOTION_SECRET],
+    ),
+    (
+        "notion-ntn-js",
+        f"const notion = new Client({{ auth: '{NOTION}' }})",
+        {"notion-token": 1},
+        [NOTION],
+    ),
+    (
+        "notion-secret-prose",
+        f"integration secret {NOTION_SECRET} (internal)",
+        {"notion-token": 1},
+        [NOTION_SECRET],
+    ),
+    (
+        "airtable-js",
+        f"const base = new Airtable({{ apiKey: '{AIRTABLE}' }}).base('appFAKE')",
+        {"airtable-token": 1},
+        [AIRTABLE],
+    ),
+    ("airtable-prose", f"airtable PAT is {AIRTABLE}.", {"airtable-token": 1}, [AIRTABLE]),
+    ("grafana-env", f"GRAFANA_SA_TOKEN={GRAFANA}", {"grafana-token": 1}, [GRAFANA]),
+    (
+        "grafana-cloud",
+        f"grafana_cloud_access_policy_token: {GRAFANA_CLOUD}",
+        {"grafana-token": 1},
+        [GRAFANA_CLOUD],
+    ),
+    (
+        "mapbox-secret-env",
+        f"export MAPBOX_ACCESS_TOKEN={MAPBOX_SECRET}",
+        {"mapbox-token": 1},
+        [MAPBOX_SECRET],
+    ),
+    (
+        "mapbox-secret-gradle",
+        f"MAPBOX_DOWNLOADS_TOKEN: '{MAPBOX_SECRET}'",
+        {"mapbox-token": 1},
+        [MAPBOX_SECRET],
+    ),
+    ("pulumi-env", f"export PULUMI_ACCESS_TOKEN={PULUMI}", {"pulumi-token": 1}, [PULUMI]),
+    (
+        "pulumi-yaml",
+        f"env:\n  PULUMI_ACCESS_TOKEN: {PULUMI}\n",
+        {"pulumi-token": 1},
+        [PULUMI],
+    ),
+    (
+        "doppler-service-yaml",
+        f"doppler:\n  service_token: {DOPPLER_SERVICE}\n",
+        {"doppler-token": 1},
+        [DOPPLER_SERVICE],
+    ),
+    (
+        "doppler-cli-prose",
+        f"doppler login gave me {DOPPLER_CLI}",
+        {"doppler-token": 1},
+        [DOPPLER_CLI],
+    ),
+    (
+        "terraform-credentials-block",
+        f'credentials "app.terraform.io" {{\n  token = "{TERRAFORM}"\n}}',
+        {"terraform-token": 1},
+        [TERRAFORM],
+    ),
+    ("terraform-env", f"TFE_TOKEN={TERRAFORM} terraform plan", {"terraform-token": 1}, [TERRAFORM]),
+    # headers and key names
+    (
+        "okta-ssws-dict",
+        f'headers = {{"Authorization": "SSWS {OKTA}"}}',
+        {"auth-header": 1},
+        [OKTA],
+    ),
+    ("okta-ssws-bare", f"call it with SSWS {OKTA} as the header", {"auth-header": 1}, [OKTA]),
+    (
+        "auth-header-no-scheme",
+        f"Authorization: {AUTH_TOKEN}\nContent-Type: application/json",
+        {"auth-header": 1},
+        [AUTH_TOKEN],
+    ),
+    (
+        "auth-header-no-scheme-js",
+        f'fetch(url, {{ headers: {{ "Authorization": "{AUTH_TOKEN}" }} }})',
+        {"auth-header": 1},
+        [AUTH_TOKEN],
+    ),
+    (
+        "auth-header-apache-quoted",
+        'RequestHeader set Authorization "Bearer FAKEtoken0123"',
+        {"auth-header": 1},
+        ["FAKEtoken0123"],
+    ),
+    (
+        "auth-header-nginx-single-quoted",
+        "proxy_set_header Authorization 'Basic ZmFrZTpmYWtlcGFzcw==';",
+        {"auth-header": 1},
+        ["ZmFrZTpmYWtlcGFzcw=="],
+    ),
+    (
+        "x-auth-key-dict",
+        f'requests.get(url, headers={{"X-Auth-Key": "{DATADOG_APP_KEY}"}})',
+        {"api-key": 1},
+        [DATADOG_APP_KEY],
+    ),
+    (
+        "dd-api-key-header",
+        f"DD-API-KEY: {DATADOG_APP_KEY}\nDD-APPLICATION-KEY: {DATADOG_APP_KEY[::-1]}",
+        {"api-key": 2},
+        [DATADOG_APP_KEY, DATADOG_APP_KEY[::-1]],
+    ),
+    ("dd-app-key-env", f"DD_APP_KEY={DATADOG_APP_KEY}", {"api-key": 1}, [DATADOG_APP_KEY]),
+    (
+        "application-key-yaml",
+        f"datadog:\n  application_key: {DATADOG_APP_KEY}\n",
+        {"api-key": 1},
+        [DATADOG_APP_KEY],
+    ),
+    (
+        "client-positional-key",
+        f'co = cohere.AsyncClientV2("{AUTH_TOKEN}", timeout=30)',
+        {"api-key": 1},
+        [AUTH_TOKEN],
+    ),
+    (
+        "client-positional-key-js",
+        f"const client = new CohereClient('{AUTH_TOKEN}');",
+        {"api-key": 1},
+        [AUTH_TOKEN],
+    ),
+    # assignments
+    (
+        "rails-secret-key-base-ruby",
+        f'config.secret_key_base = "{RAILS_SECRET}"',
+        {"secret": 1},
+        [RAILS_SECRET],
+    ),
+    (
+        "rails-secret-key-base-compose",
+        f"environment:\n  SECRET_KEY_BASE: {RAILS_SECRET}\n",
+        {"secret": 1},
+        [RAILS_SECRET],
+    ),
+    (
+        "subscript-python",
+        "settings['DB_PASSWORD'] = 'FakeP4ss'",
+        {"password": 1},
+        ["FakeP4ss"],
+    ),
+    (
+        "subscript-php",
+        '$config["secret_key"] = "FAKEs3cretFAKE";',
+        {"secret": 1},
+        ["FAKEs3cretFAKE"],
+    ),
+    (
+        "pat-env",
+        f"export ADO_PAT={AZURE_DEVOPS_PAT}",
+        {"token": 1},
+        [AZURE_DEVOPS_PAT],
+    ),
+    (
+        "pat-yaml",
+        f"secrets:\n  bitbucket-pat: {AZURE_DEVOPS_PAT}\n",
+        {"token": 1},
+        [AZURE_DEVOPS_PAT],
+    ),
+    (
+        "dotted-generated-value",
+        "API_TOKEN=v1.FAKE0a9Bc8De7Fg6Hi5Jk4Lm3No2Pq1",
+        {"token": 1},
+        ["v1.FAKE0a9Bc8De7Fg6Hi5Jk4Lm3No2Pq1"],
+    ),
+    # command lines and credential files
+    (
+        "netrc-one-line-prose",
+        "my netrc has machine ci.example.com login bot password FakeN3trc! in it",
+        {"password": 1},
+        ["FakeN3trc!"],
+    ),
+    (
+        "netrc-default-entry",
+        "machine a.example.com login x password FakeA9\ndefault\n  login anon\n  password FakeB9\n",
+        {"password": 2},
+        ["FakeA9", "FakeB9"],
+    ),
+    (
+        "pgpass-wildcards",
+        "*:*:*:replicator:FakeRepl9",
+        {"password": 1},
+        ["FakeRepl9"],
+    ),
+    (
+        "pgpass-file-mentioned",
+        "PGPASSFILE=~/.pgpass.ci\ncat ~/.pgpass.ci\ndb.internal:15432:app:app:FakeP4ss",
+        {"password": 1},
+        ["FakeP4ss"],
+    ),
+    (
+        "htpasswd-print",
+        "htpasswd -nbB admin 'FakeP4ss!' >> users",
+        {"password": 1},
+        ["FakeP4ss!"],
+    ),
+    (
+        "htpasswd-separate-flags",
+        "sudo htpasswd -b -c /etc/apache2/.htpasswd bob Fake9pass",
+        {"password": 1},
+        ["Fake9pass"],
+    ),
+    (
+        "password-stdin-printf",
+        "printf 'FakeP4ss' | podman login quay.io -u bob --password-stdin",
+        {"password": 1},
+        ["FakeP4ss"],
+    ),
+    (
+        "password-stdin-passwd",
+        'echo "FakeRoot9" | passwd --stdin root',
+        {"password": 1},
+        ["FakeRoot9"],
+    ),
+    (
+        "token-stdin-gh",
+        "echo FAKEtok3n0123456789 | gh auth login --with-token",
+        {"token": 1},
+        ["FAKEtok3n0123456789"],
+    ),
+    (
+        "az-login-user",
+        "az login -u bob@fake.onmicrosoft.com -p FakeAz9pass",
+        {"password": 1},
+        ["FakeAz9pass"],
+    ),
+    (
+        "az-login-quoted",
+        'az login --service-principal --username app -p "Fake~Secret.9" --tenant t',
+        {"password": 1},
+        ["Fake~Secret.9"],
+    ),
+    (
+        "wg-preshared-key",
+        f"wg set wg0 peer {WG_KEY[::-1]} preshared-key <(echo {WG_KEY})",
+        {"secret": 1},
+        [WG_KEY],
+    ),
+    (
+        "password-process-substitution",
+        "tool --password <(printf 'FakeP4ss9') --user bob",
+        {"password": 1},
+        ["FakeP4ss9"],
+    ),
+    (
+        "vault-recovery-keys",
+        f"Recovery Key 1: {UNSEAL_KEY}\nRecovery Key 2: {UNSEAL_KEY_2}",
+        {"vault-unseal-key": 2},
+        [UNSEAL_KEY, UNSEAL_KEY_2],
+    ),
+    (
+        "vault-unseal-with-flags",
+        f"vault operator unseal -address=https://vault.internal:8200 {UNSEAL_KEY}",
+        {"vault-unseal-key": 1},
+        [UNSEAL_KEY],
+    ),
+    (
+        "vault-legacy-header",
+        f"X-Vault-Token: {VAULT_LEGACY}",
+        {"vault-token": 1},
+        [VAULT_LEGACY],
+    ),
+    (
+        "vault-legacy-prose",
+        f"vault root token was {VAULT_LEGACY} before the upgrade",
+        {"vault-token": 1},
+        [VAULT_LEGACY],
+    ),
+    (
+        "azure-key-in-command-output",
+        f"$ az storage account keys list -n fakeacct -o tsv\n{AZURE_ACCOUNT_KEY}\n",
+        {"azure-key": 1},
+        [AZURE_ACCOUNT_KEY],
+    ),
+    # sentences
+    ("prose-pw-colon", "wifi pw: Gu3st!Net for visitors", {"password": 1}, ["Gu3st!Net"]),
+    (
+        "prose-password-for-colon",
+        "password for the staging db: FakeP4ss9 (rotate monthly)",
+        {"password": 1},
+        ["FakeP4ss9"],
+    ),
+    ("prose-french-est", "le mot de passe est Fake9pass.", {"password": 1}, ["Fake9pass"]),
+    ("prose-german", "Passwort: FakeP4ss! bitte ändern", {"password": 1}, ["FakeP4ss!"]),
+    (
+        "prose-login-slash",
+        "the wifi login is guest / Gu3stPass for now",
+        {"password": 1},
+        ["Gu3stPass"],
+    ),
+    ("prose-creds-slash", "creds: deploy / Fake9Deploy!", {"password": 1}, ["Fake9Deploy!"]),
 ]
 
 MUST_KEEP = [
@@ -636,6 +976,42 @@ MUST_KEEP = [
     "mysql -uroot -p$MYSQL_ROOT_PASSWORD app",
     "docker login -u bob -p $REGISTRY_PASSWORD registry.example.com",
     "openssl req -passout pass: -new",
+    # placeholders, references to a secret manager, public tokens, permissions
+    "client_secret: CHANGEME",
+    "token = FIXME",
+    "api_key: example\npassword: TBD",
+    "API_KEY=op://Private/stripe/credential",
+    "password: vault:secret/data/db#password",
+    "DB_PASSWORD=arn:aws:secretsmanager:eu-west-1:123456789012:secret:db-AbCdEf",
+    "token: projects/acme/secrets/gh-token/versions/3",
+    "DB_PASSWORD=@Microsoft.KeyVault(SecretUri=https://kv.vault.azure.net/secrets/db/)",
+    f"export MAPBOX_PUBLIC_TOKEN={MAPBOX_PUBLIC}",
+    f"mapbox_token: '{MAPBOX_PUBLIC}'",
+    "permissions:\n  id-token: write\n  pull-requests: read\n  packages: write-all",
+    "app_key: storefront",
+    "token=settings.GithubToken",
+    # shapes near the new rules that are not secrets
+    "IGNORE_PAT=*.pyc",
+    "link/ether 3c:22:fb:9a:11:0e brd ff:ff:ff:ff:ff:ff",
+    "uptime 10:22:31:12:59 since boot",
+    "htpasswd -c /etc/nginx/.htpasswd admin",
+    "cat ~/pw.txt | docker login -u bob --password-stdin",
+    "az login --service-principal -u app -p ~/certs/sp.pem --tenant t",
+    "wg set wg0 private-key /etc/wireguard/private.key",
+    "machine learning models need a login password policy",
+    "tokens = s.accessTokenForCurrentUsr",
+    "the vault token lives at s.example.com",
+    "password for reset: see the wiki",
+    "Le mot de passe: voir le coffre",
+    "the login is SSO / SAML only",
+    "Authorization: required for every call",
+    "Authorization: Bearer tokens expire after 3600 seconds",
+    "secret_key_base: <%= ENV['SECRET_KEY_BASE'] %>",
+    "vault operator unseal -migrate",
+    'client = bigquery.Client("acme-analytics-prod-2024")',
+    "this.authKey = authKey",
+    "token = accessToken",
+    'store = SecretsClient("9e107d9d372bb6826bd81d3542a419d6")',
 ]
 
 
@@ -895,6 +1271,41 @@ FRAGMENTS = [
     "LS0tLS1CRUdJTi",
     "[REDACTED:twilio-key]",
     "\t",
+    "machine h ",
+    "login ",
+    "password ",
+    "default",
+    "<(echo ",
+    ")",
+    "echo ",
+    " | docker login --password-stdin",
+    "htpasswd -b ",
+    "az login -p ",
+    ":5432:",
+    "db:5432:app:u:",
+    "s.",
+    VAULT_LEGACY,
+    "vault",
+    "Unseal Key 1: ",
+    UNSEAL_KEY,
+    "SSWS ",
+    "['token']",
+    " = ",
+    "_PAT=",
+    AZURE_DEVOPS_PAT,
+    "pk.",
+    "sk.",
+    MAPBOX_TOKEN_BODY,
+    "dp.st.",
+    ".atlasv1.",
+    "pat",
+    "op://",
+    "TODO",
+    "pw: ",
+    "mot de passe ",
+    "login is admin / ",
+    'Client("',
+    AUTH_TOKEN,
 ]
 
 
@@ -952,6 +1363,20 @@ PATHOLOGICAL = {
     "hex-near-twilio": (TWILIO_AUTH + " ") * 20_000 + "twilio token",
     "base64-near-aws": (AWS_SECRET + " ") * 20_000 + AWS_ID,
     "bot-id-colons": "12345678:" * 30_000,
+    "netrc-logins": "machine h" + " login u" * 12_000 + " password",
+    "htpasswd-arguments": "htpasswd -b a b " * 6_000,
+    "echo-pipes": 'echo "x" | ' * 9_000 + "--password-stdin",
+    "process-substitutions": "private-key <(echo " * 5_000,
+    "pgpass-fields": " h:5432:d:u:" * 8_000,
+    "unseal-flags": "vault operator unseal" + " -a=b" * 20_000,
+    "password-colon-clauses": "password for a b c " * 5_000 + ":",
+    "login-slashes": "login is a / " * 7_000,
+    "terraform-prefix": "A" * 100_000 + ".atlasv1." + "b" * 70,
+    "doppler-configs": "dp.st." + "a." * 50_000,
+    "vault-legacy-bodies": ("s." + "aB3" * 8 + " ") * 3_700 + "vault",
+    "auth-without-scheme": "Authorization: " + "a1" * 50_000,
+    "pat-names": "A_PAT=" * 16_000,
+    "subscript-keys": "x['token']" * 10_000 + " = 1",
 }
 
 

@@ -8,8 +8,9 @@ look-behind and uses possessive or bounded quantifiers, and of detect-secrets' p
 only those whose patterns cannot backtrack badly are used. Provider tokens it knows
 are found by its plugins (`redact_vendors.py`, loaded once per process); the rest by
 our patterns: well-known shapes (`redact_tokens.py`), other providers
-(`redact_vendors.py`), secret-named assignments (`redact_assignments.py`), command
-lines and sentences (`redact_context.py`), on the engine in `redact_engine.py`.
+(`redact_vendors.py`), command lines and credential files (`redact_commands.py`),
+secret-named assignments (`redact_assignments.py`) and sentences (`redact_context.py`),
+on the engine in `redact_engine.py`.
 
 Kinds (`REDACTION_KINDS`, in the order they are applied):
 
@@ -27,8 +28,10 @@ Kinds (`REDACTION_KINDS`, in the order they are applied):
 - `google-api-key`: `AIza` + 35 characters.
 - `aws-access-key-id`: `AKIA` / `ASIA` + 16 upper-case letters or digits.
 - `jwt`: `eyJ...` + two more base64url segments.
-- `auth-header`: the credentials of `Authorization: Bearer|Token|Basic ...`, and a
-  long digit-bearing token after a bare `Bearer`.
+- `auth-header`: the credentials of `Authorization: Bearer|Token|Basic|SSWS ...` (also
+  nginx's `Authorization "Basic ..."`, quoted, without a colon), and a long
+  digit-bearing token after a bare `Bearer` or `SSWS` (Okta). After the provider rules:
+  a generated token standing alone after `Authorization:` (no scheme).
 - `twilio-key` (first part): 32 random letters and digits (an auth token or API key
   secret) on a line with a Twilio SID, or with `twilio` and `token`/`secret`/`auth`.
 - found by detect-secrets' plugins, each widened to the whole token: `stripe-key`
@@ -45,26 +48,50 @@ Kinds (`REDACTION_KINDS`, in the order they are applied):
   32-8-8 hex signing keys in a text that mentions Mailgun), `digitalocean-token`
   (`dop_v1_`, `doo_v1_`, `dor_v1_`), `databricks-token` (`dapi` + 32), `vault-token`
   (`hvs.`, `hvb.`, `hvr.`), `shopify-token` (`shpat_`, `shpca_`, `shppa_`, `shpss_`),
-  `age-key` (`AGE-SECRET-KEY-1...`).
+  `age-key` (`AGE-SECRET-KEY-1...`), `langsmith-key` (`lsv2_sk_`, `lsv2_pt_`),
+  `linear-key` (`lin_api_`, `lin_oauth_`), `notion-token` (`secret_` + 43, `ntn_`),
+  `airtable-token` (`pat` + 14 + `.` + 64 hex), `grafana-token` (`glsa_`, `glc_`),
+  `mapbox-token` (secret `sk.eyJ...`; public `pk.eyJ...` stays), `pulumi-token`
+  (`pul-` + 40 hex), `doppler-token` (`dp.st.`, `dp.pt.`, `dp.ct.`, `dp.sa.`, ...),
+  `terraform-token` (`<14>.atlasv1.<...>`), `vault-token` also a legacy `s.` + 24
+  random characters with `vault` or `token` on its line or a neighbouring one, and
+  `vault-unseal-key` (`Unseal Key 1: ...`, `Recovery Key 1: ...`, `vault operator
+  unseal KEY`). A bare Azure key also counts on a line next to one that mentions
+  Azure or a storage account (`az storage account keys list` and its output).
 - `password` on command lines: `curl -u user:PASS` (and httpie's `-a`), `mysql -pPASS`
   (mysqldump, mariadb, ...), `mysqladmin ... password PASS`, `docker login -p PASS`
-  (podman, nerdctl, helm registry, ...), `sshpass -p PASS`, `redis-cli -a PASS`.
+  (podman, nerdctl, helm registry, ..., and `az login -p`), `sshpass -p PASS`,
+  `redis-cli -a PASS`, `htpasswd -b[c] file user PASS` (`-nb user PASS`), what `echo`
+  pipes into `--password-stdin` or `passwd --stdin` (`token` for `--with-token`,
+  `private-key` for `wg pubkey`), and what `<(echo ...)` hands to a secret-named
+  option (`wg set wg0 private-key <(echo KEY)`: `private-key`; `preshared-key`:
+  `secret`); in credential files, a `.netrc` entry's password (`machine H login U
+  password P`) and a `.pgpass` line's (`host:port:db:user:P`, when the port is
+  PostgreSQL's or `pgpass` is near).
 - `docker-auth`: a docker config's `"auth": "<base64 user:password>"` (or a random token).
 - the VALUE of an assignment, in `key=value`, `key: value`, `"key": "value"`,
-  `KEY="value"`, `key => value`, `key: str = "value"` and `--key value` forms; the name
-  stays (`password=[REDACTED:password]`). The kind comes from the name: `password`
-  (password, passwd, passphrase, pwd, and `pass`: `DB_PASS=`, YAML `pass:`, openssl's
-  `pass:`), `token`, `api-key` (api_key, apikey, access_key), `azure-key`
+  `KEY="value"`, `key => value`, `key: str = "value"`, `config["key"] = "value"` and
+  `--key value` forms; the name stays (`password=[REDACTED:password]`). The kind comes
+  from the name: `password` (password, passwd, passphrase, pwd, and `pass`: `DB_PASS=`,
+  YAML `pass:`, openssl's `pass:`), `token` (also a name ending in `_PAT` when its value
+  looks generated: `AZURE_DEVOPS_EXT_PAT=`), `api-key` (api_key, apikey, access_key,
+  auth_key and `X-Auth-Key:`, app_key, application_key and `DD-APPLICATION-KEY:`;
+  also, found by its call, a random literal as an SDK client's first argument:
+  `cohere.ClientV2("<key>")`),
+  `azure-key`
   (AccountKey, account_key, SharedAccessKey), `private-key` (`client-key-data`),
   `gcp-key-id` (a service-account key's `private_key_id`), `aws-secret-key` (a
   40-character base64 value under a name mentioning aws/secret), else `secret`
-  (secret, client_secret, private_key, client_key, credentials, ...). Any other name
+  (secret, client_secret, private_key, client_key, credentials, Rails'
+  secret_key_base, ...). Any other name
   ending in `key` (`AZURE_STORAGE_KEY`) counts when its value looks generated (20+
   characters with digits and both cases): `secret`, or `azure-key` for an Azure name.
 - `password` in sentences: "the db password is X", "the password for admin was X",
-  "the password has been changed to X", "log in with password X" (also passphrase,
-  passcode, pwd, pw), "use the credentials admin:X", when X is quoted or has a digit,
-  a symbol or an inner capital.
+  "the password has been changed to X", "log in with password X", "root pw on the
+  NAS: X" (also passphrase, passcode, pwd, pw, and mot de passe, Passwort, Kennwort,
+  contraseña, senha, wachtwoord), "use the credentials admin:X", "the login is admin
+  / X", when X is quoted or has a digit, a symbol or (but after a colon) an inner
+  capital.
 - `aws-secret-key` standing bare: 40 base64 characters with digits and both cases, on
   a line (or next to a line) with an AWS key id, `aws` or `secret`.
 
@@ -75,8 +102,9 @@ Deliberately NOT redacted:
 
 - hex digests (git hashes, sha256, md5), UUIDs, base64 data (e.g. `data:image/png;base64,...`),
   email addresses, file paths, ordinary words and identifiers (`sk_learn`, `task-123`);
-- public keys by design: Stripe publishable keys (`pk_live_`, `pk_test_`), PEM public
-  keys and certificates (also base64-encoded: `client-certificate-data`), age public keys
+- public keys by design: Stripe publishable keys (`pk_live_`, `pk_test_`) and Mapbox
+  public tokens (`pk.eyJ...`), also as an assignment's value, PEM public keys and
+  certificates (also base64-encoded: `client-certificate-data`), age public keys
   (`age1...`), Mailgun `pubkey-...`;
 - tokens in a real shape whose body is a mask or does not look random
   (`sk_live_xxxxxxxxxxxxxxxxxxxxxxxx`, `hf_XXXXXXXX...`, `glpat-xxxx...`, `sk_live_...`,
@@ -97,12 +125,25 @@ Deliberately NOT redacted:
   sentence (`first pass: done`);
 - empty values and placeholders: `password=`, `""`, `<your password>`, `${DB_PASSWORD}`,
   `$TOKEN`, `{token}`, `{{ secrets.X }}`, `%(pw)s`, `***`, `xxxx`, `your-api-key`,
-  `<YOUR_TOKEN>`, `null`/`None`/`true`, type names (`token: str`), anything starting
-  with `[`; on command lines `-p$MYSQL_PWD`, `-u "$USER:$PASS"`;
+  `<YOUR_TOKEN>`, `null`/`None`/`true`, to-do words (`TODO`, `TBD`, `FIXME`,
+  `CHANGEME`, `REPLACE_ME`, `example`, `placeholder`), type names (`token: str`),
+  anything starting with `[`, the opening of a literal (`secret = {`); on command lines
+  `-p$MYSQL_PWD`, `-u "$USER:$PASS"`, `echo "$PASS" | docker login --password-stdin`;
+- references to a secret manager as a value: `op://vault/item/field`, `vault:kv/app`,
+  `ref+vault://...`, `arn:aws:secretsmanager:...`/`arn:aws:ssm:...`,
+  `projects/p/secrets/s/versions/1`, `@Microsoft.KeyVault(...)`;
+- a plain lower-case word as the unquoted value of a token or API key (`id-token:
+  write`, `contents: read`, `token = nextchar`): generated tokens are not words;
 - unquoted code references: calls and subscripts (`os.environ["API_KEY"]`, `getpass()`),
-  dotted names (`settings.API_KEY`), and bare identifiers that themselves name a secret
-  (`token=access_token`, `password=db_password`). Other bare identifiers (`password=pw`)
-  ARE redacted: they cannot be told apart from a password;
+  dotted names (`settings.API_KEY`, but not one with a generated part:
+  `v1.FAKE0a9Bc8De7Fg6...` is a token), and bare identifiers that themselves name a
+  secret (`token=access_token`, `token=accessToken`, `password=db_password`). Other
+  bare identifiers (`password=pw`) ARE redacted: they cannot be told apart from a
+  password;
+- names ending in `_PAT` whose value is no generated token (`HEX_PAT = "[0-9a-f]+"`), a
+  `.netrc` entry without a login or whose password names itself (`password PASSWORD`),
+  five colon-separated fields on a port that is not PostgreSQL's (a time, a MAC address)
+  and an `/etc/shadow` line; `az login -p ~/cert.pem` (a certificate's path);
 - `pwd=/some/path` (a working directory) and `client-key: /path/to/key.pem` (a key file's
   path, not the key).
 """
@@ -114,9 +155,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from .redact_assignments import ASSIGNMENT_RULE
-from .redact_context import COMMAND_RULES, PROSE_RULES
+from .redact_commands import COMMAND_RULES
+from .redact_context import PROSE_RULES
 from .redact_engine import marker
-from .redact_tokens import ENCODED_KEY_RULE, TOKEN_RULES, redact_pem
+from .redact_tokens import BARE_AUTH_RULE, ENCODED_KEY_RULE, TOKEN_RULES, redact_pem
 from .redact_vendors import OWN_RULES, PLUGIN_RULES, TWILIO_SECRET_RULE
 
 __all__ = ["REDACTION_KINDS", "Redaction", "marker", "redact", "redact_all"]
@@ -154,6 +196,16 @@ REDACTION_KINDS: tuple[str, ...] = (
     "vault-token",
     "shopify-token",
     "age-key",
+    "langsmith-key",
+    "linear-key",
+    "notion-token",
+    "airtable-token",
+    "grafana-token",
+    "mapbox-token",
+    "pulumi-token",
+    "doppler-token",
+    "terraform-token",
+    "vault-unseal-key",
     "password",
     "docker-auth",
     "token",
@@ -171,6 +223,7 @@ _STEPS: tuple[Callable[[str, str, Counter[str]], str], ...] = (
     TWILIO_SECRET_RULE.apply,
     *(rule.apply for rule in PLUGIN_RULES),
     *(rule.apply for rule in OWN_RULES),
+    BARE_AUTH_RULE.apply,
     *(rule.apply for rule in COMMAND_RULES),
     ASSIGNMENT_RULE.apply,
     *(rule.apply for rule in PROSE_RULES),

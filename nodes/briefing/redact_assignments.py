@@ -1,8 +1,9 @@
 """Secrets known by their name: the value of `password=`, `"token": "..."`, `pass: ...`.
 
 One pattern reads `key=value`, `key: value`, `"key": "value"`, `KEY="value"`,
-`key => value`, `key: str = "value"` and `--key value`; the judge keeps the name and
-replaces the value unless it is empty, a placeholder, a code reference or prose.
+`key => value`, `key: str = "value"`, `config["key"] = "value"` and `--key value`; the
+judge keeps the name and replaces the value unless it is empty, a placeholder, a
+reference to a secret manager, a public token, a code reference or prose.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from .redact_engine import (
     has_inner_capital,
     is_code_reference,
     is_placeholder,
+    is_public_token,
     looks_random,
     trim_unquoted,
 )
@@ -26,10 +28,11 @@ from .redact_engine import (
 # its ending checked by fixed-width look-behinds, so each word is read once. Names it also
 # takes that are no secret's (`bypass`, `signing_key_id`) are turned down by the judge, and
 # any other name ending in `key` (`AZURE_STORAGE_KEY`, `sort_key`) needs a value that looks
-# generated.
+# generated. `secret_key_base` is Rails'; a name ending in `_pat` holds a personal access
+# token (`AZURE_DEVOPS_EXT_PAT`).
 _KEY_ENDINGS = (
     "pass password passwd passphrase pwd token secret credential credentials key "
-    "key_id key-id keyid key_data key-data keydata"
+    "key_id key-id keyid key_data key-data keydata key_base key-base _pat -pat"
 ).split()
 _KEY_END = "|".join(f"(?<={ending})" for ending in _KEY_ENDINGS)
 _TYPE_WORDS = (
@@ -39,7 +42,7 @@ _ASSIGNMENT = re.compile(
     rf"""
     (?<![A-Za-z0-9_.\-])
     (?P<key>[A-Za-z0-9_.\-]++)(?:{_KEY_END})
-    (?P<kq>\\?["'`]|\*\*)?
+    (?P<kq>\\?["'`]|\*\*|["']\](?=[ \t]*+=(?![=~>])))?
     (?P<sep>
         [ \t]*+
         (?: =>
@@ -69,7 +72,8 @@ _AWS_SECRET_VALUE = re.compile(r"[A-Za-z0-9/+]{40}")
 _KIND_BY_ENDING = re.compile(
     r"(?P<password>pass(?:word|wd|phrase)|pwd)$|(?P<pass>pass)$|(?P<token>token)$"
     r"|(?P<azure>account[_\-]?key|sharedaccesskey)$|(?P<keydata>key[_\-]?data)$"
-    r"|(?P<keyid>private[_\-]?key[_\-]?id)$|(?P<api>api[_\-]?key|apikey|access[_\-]?key)$",
+    r"|(?P<keyid>private[_\-]?key[_\-]?id)$|(?P<pat>[_\-]pat)$"
+    r"|(?P<api>api[_\-]?key|apikey|access[_\-]?key|auth[_\-]?key|app(?:lication)?[_\-]?key)$",
     re.IGNORECASE,
 )
 _NAMED_KEY = re.compile(r"(?:private|secret|signing|encryption|master|client)[_\-]?key$", re.I)
@@ -91,8 +95,13 @@ _KIND_BY_GROUP = {
     "azure": "azure-key",
     "keydata": "private-key",
     "keyid": "gcp-key-id",
+    "pat": "token",
     "api": "api-key",
 }
+# a plain lower-case word is no generated token or key (`id-token: write`, `app_key: myapp`)
+_PLAIN_WORD = re.compile(r"[a-z]{1,12}(?:-[a-z]{1,12})?")
+_SPACE = re.compile(r"\s")
+_TOKEN_CHARS = re.compile(r"[A-Za-z0-9_\-.]{20,512}")
 
 
 def _key_ending(key: str) -> str | None:
@@ -126,7 +135,7 @@ def _is_generated(key: str, value: str) -> bool:
     return (
         "pub" not in key.lower()
         and len(value) >= 20
-        and not any(ch.isspace() for ch in value)
+        and _SPACE.search(value) is None
         and looks_random(value, 3)
     )
 
@@ -174,7 +183,7 @@ def _judge_assignment(match: re.Match[str]) -> Span | None:
         return None
     if match.string[match.start("key") - 1 : match.start("key")] == ":":
         return None  # a segment of a colon path: `arn:aws:...:secret:prod/db`
-    if is_placeholder(value):
+    if is_placeholder(value) or is_public_token(value):
         return None
     ending = _key_ending(key)
     if ending is None:
@@ -182,6 +191,10 @@ def _judge_assignment(match: re.Match[str]) -> Span | None:
     kind = _assignment_kind(key, ending, value)
     if kind != "password" and SMALL_NUMBER.fullmatch(value):
         return None
+    if kind in ("token", "api-key") and not quoted and _PLAIN_WORD.fullmatch(value):
+        return None
+    if ending == "pat" and not (_TOKEN_CHARS.fullmatch(value) and looks_random(value)):
+        return None  # `..._PAT` may name a pattern (`HEX_PAT = "[0-9a-f]+"`)
     if ending == "pass" and _keeps_pass_value(match, value, quoted):
         return None
     if ending == "generic" and not _is_generated(key, value):
@@ -201,6 +214,8 @@ def _judge_assignment(match: re.Match[str]) -> Span | None:
 
 
 ASSIGNMENT_RULE = Rule(
-    _ASSIGNMENT, _judge_assignment, ("pass", "pwd", "token", "secret", "key", "credential")
+    _ASSIGNMENT,
+    _judge_assignment,
+    ("pass", "pwd", "token", "secret", "key", "credential", "_pat", "-pat"),
 )
 """The value of a secret-named assignment, in any of the forms above."""

@@ -2,8 +2,9 @@
 
 A rule is a pattern, a judge that turns a match into a span to replace (or `None`) and
 needles that must occur in the text for the rule to run at all. Judges lean on the
-value tests here to keep look-alikes: placeholders, code references, small numbers and
-tokens that do not look random (`sk_live_xxxxxxxx`).
+value tests here to keep look-alikes: placeholders, references to a secret manager,
+code references, small numbers, public tokens and tokens that do not look random
+(`sk_live_xxxxxxxx`).
 """
 
 from __future__ import annotations
@@ -31,8 +32,24 @@ def marker(kind: str) -> str:
 
 _PLACEHOLDER_WORDS = frozenset(
     "none null nil true false undefined redacted hidden masked omitted removed "
+    "todo tbd tba fixme changeme change_me change-me replaceme example sample placeholder "
     "str bytes int float bool string number any object secretstr secretbytes".split()
 )
+# where a secret is kept, not the secret: 1Password, Vault, vals, AWS Secrets Manager and
+# Parameter Store, Google Secret Manager, Azure Key Vault references
+_SECRET_REFERENCE = re.compile(
+    r"""
+      op://
+    | vault:
+    | ref\+[a-z0-9]{1,16}+://
+    | arn:aws[a-z\-]{0,16}+:(?:secretsmanager|ssm):
+    | projects/[^/\s]{1,128}+/secrets/
+    | @Microsoft\.KeyVault\(
+    """,
+    re.IGNORECASE | re.VERBOSE,
+)
+# public by design: Mapbox public tokens, Stripe publishable keys
+_PUBLIC_TOKEN = re.compile(r"pk\.eyJ|pk_(?:live|test)_")
 _PLACEHOLDER = re.compile(
     r"""
       [<\[]                           # <your password>, [your token], [REDACTED:...]
@@ -42,6 +59,7 @@ _PLACEHOLDER = re.compile(
     | \{[\w.\-]*\}$                   # {token}
     | [*xX\u2022.\-_#]+$              # ***, xxxx, ..., ####
     | [|>][+\-]?\d?$                  # YAML block scalar indicators
+    | [{(]$                           # the opening of a literal: `secret = {`
     | (?:your|insert|enter|replace)[\s_\-.]
     | .*[_\-]here$                    # paste-token-here
     """,
@@ -51,12 +69,21 @@ _MASKED_TOKEN = re.compile(
     r"[A-Za-z0-9]{1,16}(?:[_\-.][A-Za-z0-9]{1,16}){0,3}[_\-.]?"
     r"(?:([xX*\u2022#])\1{5,}|\.\.\.|\u2026)"
 )
-_SECRET_WORD = re.compile(r"pass(?:word|wd|phrase)|pwd|token|secret|api[_\-]?key|credential", re.I)
+_SECRET_WORD = re.compile(
+    r"pass(?:word|wd|phrase)|pwd|token|secret|(?:api|auth|app)[_\-]?key|credential", re.I
+)
+# a lowerCamelCase variable that ends in a secret's word: `accessToken`, `scopeAuthKey`
+_CAMEL_SECRET_NAME = re.compile(
+    r"[a-z][A-Za-z]*?(?:Pass(?:word|wd|phrase)|Token|Secret|(?:Api|Auth|App)Key|Credentials?)"
+)
 _CODE_CALL = re.compile(r"[A-Za-z_][\w.]*[\[(]")
 _DOTTED_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+_CLASS_CHANGE = re.compile("[a-z](?=[A-Z0-9])|[A-Z](?=[a-z0-9])|[0-9](?=[A-Za-z])")
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+_PATH = re.compile(r"(?:~|\.\.?)?/|[A-Za-z]:\\")
 _NEXT_FIELD = re.compile(r"[,;&](?=[ \t]*+[\w.\-]++[ \t]*+[=:])|[,;&]++$")
 _CLOSERS = {")": "(", "]": "[", "}": "{", ">": "<"}
+_DIGIT = re.compile("[0-9]")
 _UPPER = re.compile("[A-Z]")
 _LOWER = re.compile("[a-z]")
 _CAMEL = re.compile("[a-z][A-Z]")
@@ -69,7 +96,9 @@ SECRETISH_CHAR = re.compile(r"[\d!@#$%^&*+=/\\~]")
 
 
 def is_placeholder(value: str) -> bool:
-    """True for an empty value, a template/variable placeholder, a mask or a type name.
+    """True for an empty value, a template/variable placeholder, a mask, a type name, a
+    to-do word (`TODO`, `CHANGEME`, `example`) or a reference to a secret manager
+    (`op://vault/item/field`, `vault:kv/app`, `arn:aws:secretsmanager:...`).
 
     A token's prefix followed by a mask is one too: `sk_live_xxxxxxxx`, `glpat-XXXX...`,
     `hf_****`, `sk_live_...`.
@@ -80,7 +109,13 @@ def is_placeholder(value: str) -> bool:
         or stripped.lower() in _PLACEHOLDER_WORDS
         or _PLACEHOLDER.match(stripped) is not None
         or _MASKED_TOKEN.fullmatch(stripped) is not None
+        or _SECRET_REFERENCE.match(stripped) is not None
     )
+
+
+def is_public_token(value: str) -> bool:
+    """True for a token that is public by design (`pk.eyJ...` for Mapbox, `pk_live_...`)."""
+    return _PUBLIC_TOKEN.match(value) is not None
 
 
 def before_marker(value: str) -> str:
@@ -91,20 +126,46 @@ def before_marker(value: str) -> str:
 
 
 def is_code_reference(value: str) -> bool:
-    """True for a call, subscript, dotted name or secret-named variable (`db_password`)."""
-    if _CODE_CALL.match(value) or _DOTTED_NAME.fullmatch(value):
+    """True for a call, subscript, dotted name or secret-named variable (`db_password`,
+    `accessToken`).
+
+    A dotted name with a generated part (`dp.st.prd.UnBME2Dz...`, `patMF8AvV0kn18v83.c69b...`)
+    is a token, not a name.
+    """
+    if _CODE_CALL.match(value):
         return True
+    if _DOTTED_NAME.fullmatch(value):
+        return not any(_is_generated_part(part) for part in value.split("."))
     if _IDENTIFIER.fullmatch(value) is None or _SECRET_WORD.search(value) is None:
         return False
-    return "_" in value or _SECRET_WORD.fullmatch(value) is not None
+    if "_" in value or _SECRET_WORD.fullmatch(value) is not None:
+        return True
+    return _CAMEL_SECRET_NAME.fullmatch(value) is not None
+
+
+def is_path(value: str) -> bool:
+    """True if `value` starts like a file path (`/etc/x`, `~/x`, `./x`, `C:\\x`)."""
+    return _PATH.match(value) is not None
+
+
+def _is_generated_part(part: str) -> bool:
+    """True for a part of a dotted value that no one would name: 16+ characters with
+    digits and both cases that switch between digit, capital and small letter at nearly
+    every other character (a random one does at 6 in 10, `MLKEM768X25519PrivateKey` at 3)."""
+    if len(part) < 16 or not is_mixed(part):
+        return False
+    return len(_CLASS_CHANGE.findall(part)) >= 0.45 * (len(part) - 1)
 
 
 def trim_unquoted(value: str) -> str:
-    """Cut an unquoted value at the next `,`/`;`/`&` field and drop unbalanced closing brackets."""
+    """Cut an unquoted value at the next `,`/`;`/`&` field and drop unbalanced closing
+    brackets (and the colon after one: `def f(api_key=None):`)."""
     next_field = _NEXT_FIELD.search(value)
     if next_field is not None:
         value = value[: next_field.start()]
     for _ in range(8):
+        if value.endswith(":") and value[-2:-1] in _CLOSERS:
+            value = value[:-1]
         last = value[-1:]
         if last not in _CLOSERS or value.count(last) <= value.count(_CLOSERS[last]):
             break
@@ -114,7 +175,7 @@ def trim_unquoted(value: str) -> str:
 
 def has_digit(value: str) -> bool:
     """True if `value` contains an ASCII digit."""
-    return any("0" <= ch <= "9" for ch in value)
+    return _DIGIT.search(value) is not None
 
 
 def is_mixed(value: str) -> bool:
@@ -177,6 +238,29 @@ class LineContext:
             if hit_end <= start or hit_start >= end:
                 return True
         return False
+
+
+# --- values in commands and sentences ---------------------------------------------------
+
+QUOTED = r"\"(?P<dq>[^\"\n]{1,256}+)\"|'(?P<sq>[^'\n]{1,256}+)'|`(?P<bq>[^`\n]{1,256}+)`"
+"""A quoted value (groups `dq`, `sq`, `bq`), for `value_span`."""
+
+QUOTED_OR_WORD = rf"(?:{QUOTED}|(?P<uv>[^\s\"'`]{{1,256}}+))"
+"""A quoted value or an unquoted word (group `uv`)."""
+
+QUOTED_OR_ARG = rf"(?:{QUOTED}|(?P<uv>[^\s\"'`;|&]{{1,256}}+))"
+"""A quoted value or a shell argument: an unquoted one ends at `;`, `|` and `&` too, so
+redacting one never joins two commands."""
+
+
+def value_span(match: re.Match[str]) -> tuple[str, int, int]:
+    """The value of a `QUOTED_OR_WORD`/`QUOTED_OR_ARG` (or `uv`-only) match and its span;
+    an unquoted value ends at a marker."""
+    name = next(g for g in ("dq", "sq", "bq", "uv") if g in match.re.groupindex and match[g])
+    value, start = match[name], match.start(name)
+    if name == "uv":
+        value = before_marker(value)
+    return value, start, start + len(value)
 
 
 # --- the rule engine ---------------------------------------------------------------------
@@ -250,6 +334,9 @@ class ContextRule:
 
     def apply(self, text: str, lowered: str, counts: Counter[str]) -> str:
         """Replace every accepted, non-overlapping span of `text`; count it."""
+        haystack = text if self.exact else lowered
+        if not any(needle in haystack for needle in self.needles):
+            return text
         contexts: dict[re.Pattern[str], LineContext] = {}
 
         def seen(pattern: re.Pattern[str]) -> LineContext:

@@ -100,11 +100,20 @@ _AWS_KEY_ID = re.compile(r"(?<![A-Za-z0-9+/])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z
 _JWT = re.compile(
     r"(?<![\w\-.])eyJ[A-Za-z0-9_\-]{5,}+\.[A-Za-z0-9_\-]{5,}+\.[A-Za-z0-9_\-]*+(?![\w\-])"
 )
-# A bare `Bearer` takes only a digit-bearing token, so `Bearer Authorization: Bearer x`
-# leaves the header to be read whole.
+# A bare `Bearer` (or Okta's `SSWS`) takes only a digit-bearing token, so `Bearer
+# Authorization: Bearer x` leaves the header to be read whole. Without a colon the header
+# needs a quoted scheme (nginx's `proxy_set_header Authorization "Basic ..."`).
 _AUTH = re.compile(
-    r"(?:(?P<hdr>\bauthorization\\?[\"']?[ \t]*+[:=][ \t]*+\\?[\"']?)(?P<scheme>bearer|token|basic)"
-    r"|\bbearer(?=[ \t]++[A-Za-z\-._~+/]*+[0-9]))[ \t]++(?P<v>[A-Za-z0-9\-._~+/]++=*+)",
+    r"(?:(?P<hdr>\bauthorization\\?[\"']?(?:[ \t]*+[:=][ \t]*+\\?[\"']?"
+    r"|[ \t]++[\"'](?=(?:bearer|token|basic|ssws)[ \t])))(?P<scheme>bearer|token|basic|ssws)"
+    r"|\b(?:bearer|ssws)(?=[ \t]++[A-Za-z\-._~+/]*+[0-9]))[ \t]++(?P<v>[A-Za-z0-9\-._~+/]++=*+)",
+    re.IGNORECASE,
+)
+_MORE_WORDS = re.compile(r"[ \t]++[A-Za-z]")
+# `Authorization: <token>` with no scheme (Linear, some internal APIs)
+_AUTH_TOKEN = re.compile(
+    r"\bauthorization\\?[\"']?[ \t]*+[:=][ \t]*+\\?[\"']?"
+    r"(?P<v>[A-Za-z0-9\-._~+/]{20,1024}+=*+)(?![\w\-.~+/=])",
     re.IGNORECASE,
 )
 
@@ -123,17 +132,31 @@ def _judge_auth(match: re.Match[str]) -> Span | None:
     """Accept header credentials (not placeholders) or a long, digit-bearing bearer token.
 
     A bearer token in a header that reads like an identifier (`FAKEtoken0123_x`) still
-    counts when it would as a bare bearer: both readings give one verdict.
+    counts when it would as a bare bearer: both readings give one verdict. A plain word
+    with more words after it is a sentence (`Authorization: Bearer tokens expire ...`).
     """
     value = match["v"]
     long_token = len(value) >= 20 and has_digit(value) and re.search("[A-Za-z]", value) is not None
     if match["hdr"] is None:
         ok = long_token
+    elif value.isalpha() and _MORE_WORDS.match(match.string, match.end("v")):
+        ok = False
     else:
         ok = (not is_placeholder(value) and not is_code_reference(value)) or (
             match["scheme"].lower() == "bearer" and long_token
         )
     return ("auth-header", *match.span("v")) if ok else None
+
+
+def _judge_auth_token(match: re.Match[str]) -> Span | None:
+    """Accept a generated token standing alone after `Authorization:` (20+ characters,
+    digits and letters, not a dotted name)."""
+    value = match["v"]
+    if not (looks_random(value) and has_digit(value) and re.search("[A-Za-z]", value)):
+        return None
+    if is_placeholder(value) or is_code_reference(value):
+        return None
+    return ("auth-header", *match.span("v"))
 
 
 def _judge_discord_webhook(match: re.Match[str]) -> Span | None:
@@ -157,6 +180,10 @@ TOKEN_RULES = (
     Rule(_GOOGLE, group("google-api-key"), ("aiza",)),
     Rule(_AWS_KEY_ID, group("aws-access-key-id"), ("akia", "asia")),
     Rule(_JWT, group("jwt"), ("eyj",)),
-    Rule(_AUTH, _judge_auth, ("bearer", "authorization")),
+    Rule(_AUTH, _judge_auth, ("bearer", "authorization", "ssws")),
 )
 """The rules for well-known token shapes, in the order they are applied."""
+
+BARE_AUTH_RULE = Rule(_AUTH_TOKEN, _judge_auth_token, ("authorization",))
+"""A token with no scheme in an `Authorization` header; applied after the providers' rules,
+so a token whose provider is known is named by it."""

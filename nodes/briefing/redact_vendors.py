@@ -20,7 +20,16 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .redact_engine import ContextRule, Judge, Rule, Seen, Span, looks_random, splice
+from .redact_engine import (
+    ContextRule,
+    Judge,
+    Rule,
+    Seen,
+    Span,
+    group_if,
+    looks_random,
+    splice,
+)
 
 if TYPE_CHECKING:
     from detect_secrets.plugins.base import RegexBasedDetector
@@ -204,11 +213,51 @@ _DATABRICKS = re.compile(
 _VAULT = re.compile(rf"(?<![{_W}.])hv[sbr]\.(?P<body>[{_W}\-]{{20,512}}+)(?![{_W}\-])")
 _SHOPIFY = re.compile(rf"(?<![{_W}])shp(?:at|ca|pa|ss)_(?P<body>[A-Za-z0-9]{{32}})(?![{_W}])")
 _AGE = re.compile(rf"(?<![{_W}\-])AGE-SECRET-KEY-1(?P<body>[0-9A-Z]{{50,64}})(?![{_W}])")
+_LANGSMITH = re.compile(
+    rf"(?<![{_W}])lsv2_(?:sk|pt)_(?P<body>[A-Za-z0-9]{{20,64}}+(?:_[A-Za-z0-9]{{6,32}}+)?)(?![{_W}])"
+)
+_LINEAR = re.compile(rf"(?<![{_W}])lin_(?:api|oauth)_(?P<body>[A-Za-z0-9]{{32,64}}+)(?![{_W}])")
+# a literal first, its look-behind after it: a scan for the literal is fast (the words
+# `secret_`, `pat` and `s.` are common in code)
+_NOTION_SECRET = re.compile(rf"secret_(?<![{_W}]secret_)(?P<body>[A-Za-z0-9]{{43}})(?![{_W}])")
+_NOTION = re.compile(rf"(?<![{_W}])ntn_(?P<body>[A-Za-z0-9]{{40,64}}+)(?![{_W}])")
+_AIRTABLE = re.compile(
+    rf"pat(?<![{_W}.\-]pat)(?P<body>[A-Za-z0-9]{{14}}\.[0-9a-f]{{64}})(?![{_W}\-]|\.[{_W}])"
+)
+_GRAFANA = re.compile(
+    rf"(?<![{_W}])(?:glsa_(?P<body>[A-Za-z0-9]{{32}}_[0-9a-f]{{8}})(?![{_W}])"
+    rf"|glc_(?P<cloud>eyJ[A-Za-z0-9+/]{{30,1024}}+={{0,2}})(?![{_W}+/=]))"
+)
+_MAPBOX = re.compile(
+    rf"(?<![{_W}.\-])sk\.(?P<body>eyJ[{_W}\-]{{10,1024}}+\.[{_W}\-]{{10,256}}+)(?![{_W}\-])"
+)
+_PULUMI = re.compile(rf"(?<![{_W}\-])pul-(?P<body>[0-9a-f]{{40}})(?![{_W}\-])")
+_DOPPLER = re.compile(
+    rf"(?<![{_W}.\-])dp\.(?:st|pt|ct|sa|scim|audit)\.(?:[{_W}\-]{{1,64}}+\.)?"
+    rf"(?P<body>[A-Za-z0-9]{{40,64}}+)(?![{_W}\-])"
+)
+_TERRAFORM = re.compile(
+    rf"(?<![{_W}.\-])[A-Za-z0-9]{{14}}\.atlasv1\.(?P<body>[{_W}\-]{{60,128}}+)(?![{_W}\-])"
+)
+# a Vault token from before 1.10: `s.` + 24 characters, told from a name by the words near it
+_VAULT_LEGACY = re.compile(rf"s(?<![{_W}.\-/]s)\.(?P<body>[A-Za-z0-9]{{24}})(?![{_W}\-]|\.[{_W}])")
+_VAULT_WORD = re.compile("vault|token", re.IGNORECASE)
+_UNSEAL_KEY = re.compile(
+    r"\b(?:unseal|recovery)[ \t]++key(?:[ \t]++[0-9]{1,2}+)?[ \t]*+:[ \t]*+"
+    r"(?P<body>[A-Za-z0-9+/]{20,256}+={0,2})(?![A-Za-z0-9_+/=])",
+    re.IGNORECASE,
+)
+_UNSEAL_COMMAND = re.compile(
+    r"\bvault[ \t]++operator[ \t]++unseal(?:[ \t]++-{1,2}[A-Za-z\-]{1,32}+(?:=[^\s]{0,256}+)?)*+"
+    r"[ \t]++(?P<body>[A-Za-z0-9+/]{20,256}+={0,2})(?![A-Za-z0-9_+/=])"
+)
 _AZURE_BARE_KEY = re.compile(r"(?<![A-Za-z0-9+/=\-])[A-Za-z0-9+/]{86}==(?![A-Za-z0-9+/=])")
 _AZURE_WORD = re.compile(r"azure|storage|account|windows\.net", re.IGNORECASE)
 _TWILIO_SECRET = re.compile(rf"(?<![{_W}])(?P<body>[A-Za-z0-9]{{32}})(?![{_W}])")
 _TWILIO_SID = re.compile(r"(?:AC|SK)[a-z0-9]{32}")
 _TWILIO_WORD = re.compile("twilio", re.IGNORECASE)
+_UPPER = re.compile("[A-Z]")
+_LOWER = re.compile("[a-z]")
 _SECRET_WORD = re.compile("token|secret|auth", re.IGNORECASE)
 
 
@@ -221,6 +270,37 @@ def _token(kind: str) -> Judge:
     return judge
 
 
+def _body(kind: str) -> Judge:
+    """A judge that replaces only the `body` when it looks random (the label stays)."""
+
+    def judge(match: re.Match[str]) -> Span | None:
+        return (kind, *match.span("body")) if looks_random(match["body"]) else None
+
+    return judge
+
+
+def _judge_grafana(match: re.Match[str]) -> Span | None:
+    """Accept a Grafana service-account token (`glsa_`) or Cloud token (`glc_`)."""
+    return (
+        ("grafana-token", *match.span()) if looks_random(match["body"] or match["cloud"]) else None
+    )
+
+
+def _judge_vault_legacy(match: re.Match[str], seen: Seen) -> Span | None:
+    """Accept `s.` + 24 random characters with `vault` or `token` on its line or a neighbour.
+
+    Random means digits and both cases, or six of each case (a legacy token may lack
+    digits; a camel-case name has a few capitals, a token about half).
+    """
+    body = match["body"]
+    uppers, lowers = len(_UPPER.findall(body)), len(_LOWER.findall(body))
+    if not (looks_random(body, 3) or (uppers >= 6 and lowers >= 6)):
+        return None
+    if not seen(_VAULT_WORD).around(*match.span(), lines=1):
+        return None
+    return ("vault-token", *match.span())
+
+
 def _judge_azure_sas(match: re.Match[str]) -> Span | None:
     """Accept a SAS signature (`sig=...`) that looks random; the `sig=` stays."""
     return ("azure-sas", *match.span("body")) if looks_random(match["body"]) else None
@@ -228,8 +308,9 @@ def _judge_azure_sas(match: re.Match[str]) -> Span | None:
 
 def _judge_azure_bare_key(match: re.Match[str], seen: Seen) -> Span | None:
     """Accept a bare 88-character storage key on a line that mentions Azure or a storage
-    account (an `sha512-` digest, also 88 characters, has its dash and stays)."""
-    if not looks_random(match[0], 3) or not seen(_AZURE_WORD).around(*match.span()):
+    account, or next to one (`az storage account keys list` and its output); an `sha512-`
+    digest, also 88 characters, has its dash and stays."""
+    if not looks_random(match[0], 3) or not seen(_AZURE_WORD).around(*match.span(), lines=1):
         return None
     return ("azure-key", *match.span())
 
@@ -268,5 +349,18 @@ OWN_RULES = (
     Rule(_VAULT, _token("vault-token"), ("hvs.", "hvb.", "hvr.")),
     Rule(_SHOPIFY, _token("shopify-token"), ("shpat_", "shpca_", "shppa_", "shpss_")),
     Rule(_AGE, _token("age-key"), ("age-secret-key-1",)),
+    Rule(_LANGSMITH, _token("langsmith-key"), ("lsv2_",)),
+    Rule(_LINEAR, _token("linear-key"), ("lin_",)),
+    Rule(_NOTION_SECRET, group_if("notion-token", lambda v: looks_random(v[7:], 3)), ("secret_",)),
+    Rule(_NOTION, _token("notion-token"), ("ntn_",)),
+    Rule(_AIRTABLE, _token("airtable-token"), ("pat",)),
+    Rule(_GRAFANA, _judge_grafana, ("glsa_", "glc_")),
+    Rule(_MAPBOX, _token("mapbox-token"), ("sk.eyj",)),
+    Rule(_PULUMI, _token("pulumi-token"), ("pul-",)),
+    Rule(_DOPPLER, _token("doppler-token"), ("dp.",)),
+    Rule(_TERRAFORM, _token("terraform-token"), (".atlasv1.",)),
+    ContextRule(_VAULT_LEGACY, _judge_vault_legacy, ("vault", "token")),
+    Rule(_UNSEAL_KEY, _body("vault-unseal-key"), ("unseal key", "recovery key")),
+    Rule(_UNSEAL_COMMAND, _body("vault-unseal-key"), ("unseal",)),
 )
 """Our rules for providers detect-secrets does not know, in the order they are applied."""
