@@ -14,6 +14,11 @@ def _default_project_root() -> str:
     return os.environ.get("HANDOVER_PROJECT_ROOT") or os.getcwd()
 
 
+def _env_flag(name: str) -> bool:
+    """A yes/no setting from the environment (`true`, `1`, `yes`, `on`)."""
+    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+
+
 def _default_model() -> str:
     if os.environ.get("HANDOVER_MODEL"):
         return os.environ["HANDOVER_MODEL"]
@@ -81,10 +86,12 @@ class HandoverContext:
         },
     )
     review_handovers: bool = field(
-        default=False,
+        default_factory=lambda: _env_flag("HANDOVER_REVIEW_HANDOVERS"),
         metadata={
             "description": "Pause every handover for a person to approve, edit or reject it "
-            "(LangGraph interrupt) before its briefing entry is written."
+            "(LangGraph interrupt, LangChain's human-in-the-loop format) before its briefing "
+            "entry is written. Default: HANDOVER_REVIEW_HANDOVERS=true in the environment, "
+            "else false."
         },
     )
     max_input_tokens: int = field(

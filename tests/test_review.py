@@ -42,6 +42,10 @@ def setup(ctx):  # type: ignore[no-untyped-def]
     return graph, config, {**ctx, "review_handovers": True}
 
 
+HITL = {"action_requests", "review_configs"}
+"""LangChain's human-in-the-loop format, beside the package's own fields."""
+
+
 def briefings(ctx) -> list[Path]:  # type: ignore[no-untyped-def]
     return list(Path(ctx["project_root"], ".a0proj", "handover").glob("*.md"))
 
@@ -55,7 +59,7 @@ def test_a_handover_pauses_before_the_briefing_is_written_showing_the_package(se
     graph, config, ctx = setup
     out = graph.invoke({"messages": [("user", HERO)]}, config, context=ctx)
     request = paused(out)
-    assert set(request) == FIELDS
+    assert set(request) == FIELDS | HITL
     assert request["specialist_profile"] == "frontend_designer"
     assert request["from_agent"] == "orchestrator"
     assert request["estimated_tokens"] > 0 and request["max_context_tokens"] == 3000
@@ -104,7 +108,7 @@ def test_an_invalid_edit_pauses_again_showing_the_error_and_the_package_as_it_st
     first = paused(graph.invoke({"messages": [("user", HERO)]}, config, context=ctx))
     again = paused(graph.invoke(Command(resume={"action": "edit", **edit}), config, context=ctx))
     assert error in again["error"]
-    assert {k: again[k] for k in FIELDS} == first  # the edit was not applied
+    assert {k: again[k] for k in FIELDS} == {k: first[k] for k in FIELDS}  # not applied
     assert briefings(ctx) == []
     out = graph.invoke(Command(resume={"action": "approve"}), config, context=ctx)
     assert out["active_agent"] == "frontend_designer" and len(briefings(ctx)) == 1
@@ -135,7 +139,79 @@ def test_an_answer_that_is_no_action_pauses_again_saying_what_to_send(setup, ans
     graph, config, ctx = setup
     graph.invoke({"messages": [("user", HERO)]}, config, context=ctx)
     again = paused(graph.invoke(Command(resume=answer), config, context=ctx))
-    assert again["error"].startswith("ERROR: resume with {'action': 'approve'}")
+    assert again["error"].startswith("ERROR: resume with {'decisions': [{'type': 'approve'}]}")
+    assert again["error"] in again["action_requests"][0]["description"]
+
+
+# --- LangChain's human-in-the-loop format (Agent Chat UI, Studio) -------------------------
+
+
+def test_the_pause_speaks_langchains_human_in_the_loop_format(setup):
+    graph, config, ctx = setup
+    request = paused(graph.invoke({"messages": [("user", HERO)]}, config, context=ctx))
+    (action,) = request["action_requests"]
+    assert action["name"] == "handover_to_specialist"
+    assert action["args"]["specialist_profile"] == "frontend_designer"
+    assert set(action["args"]) == {
+        "specialist_profile",
+        "topic",
+        "summary",
+        "handover_reason",
+        "decisions",
+        "artifacts",
+        "return_condition",
+    }
+    assert "**frontend_designer**" in action["description"]
+    assert f"{request['estimated_tokens']:,} of 3,000 tokens" in action["description"]
+    assert request["review_configs"] == [
+        {
+            "action_name": "handover_to_specialist",
+            "allowed_decisions": ["approve", "edit", "reject"],
+        }
+    ]
+
+
+def test_decisions_approve_and_reject(setup):
+    graph, config, ctx = setup
+    graph.invoke({"messages": [("user", HERO)]}, config, context=ctx)
+    out = graph.invoke(Command(resume={"decisions": [{"type": "approve"}]}), config, context=ctx)
+    assert out["active_agent"] == "frontend_designer" and len(briefings(ctx)) == 1
+    graph2 = build_graph(checkpointer=InMemorySaver())
+    graph2.invoke({"messages": [("user", HERO)]}, config, context=ctx)
+    reject = {"decisions": [{"type": "reject", "message": "not now"}]}
+    out = graph2.invoke(Command(resume=reject), config, context=ctx)
+    refusal = next(m for m in out["messages"] if isinstance(m, ToolMessage))
+    assert "rejected by the reviewer: not now." in refusal.content
+    check_tool_history(out["messages"])
+
+
+def test_a_valid_edit_decision_is_carried_out_at_once(setup):
+    graph, config, ctx = setup
+    request = paused(graph.invoke({"messages": [("user", HERO)]}, config, context=ctx))
+    args = {**request["action_requests"][0]["args"], "topic": "hero v2"}
+    edit = {"type": "edit", "edited_action": {"name": "handover_to_specialist", "args": args}}
+    out = graph.invoke(Command(resume={"decisions": [edit]}), config, context=ctx)
+    assert "__interrupt__" not in out and out["active_agent"] == "frontend_designer"
+    assert graph.get_state(config).values["handover"]["topic"] == "hero-v2"
+
+
+def test_an_invalid_edit_decision_pauses_again_with_the_error_in_the_description(setup):
+    graph, config, ctx = setup
+    request = paused(graph.invoke({"messages": [("user", HERO)]}, config, context=ctx))
+    args = {**request["action_requests"][0]["args"], "return_condition": "bogus"}
+    edit = {"type": "edit", "edited_action": {"name": "handover_to_specialist", "args": args}}
+    again = paused(graph.invoke(Command(resume={"decisions": [edit]}), config, context=ctx))
+    assert "invalid return_condition 'bogus'" in again["action_requests"][0]["description"]
+    assert briefings(ctx) == []
+
+
+def test_the_environment_turns_review_on_where_no_one_can_set_the_context(ctx, monkeypatch):
+    monkeypatch.setenv("HANDOVER_REVIEW_HANDOVERS", "true")
+    graph = build_graph(checkpointer=InMemorySaver())
+    out = graph.invoke(
+        {"messages": [("user", HERO)]}, {"configurable": {"thread_id": "e"}}, context=ctx
+    )
+    assert out["__interrupt__"][0].value["action_requests"]
 
 
 def test_an_over_budget_package_says_so_in_warnings(setup):
