@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_core.tools import BaseTool
+from langchain_core.tools import tool as as_tool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.pregel import Pregel
@@ -48,6 +50,7 @@ def build_graph(
     tools: ToolsSpec = None,
     agents: AgentsSpec = None,
     store: BaseStore | None = None,
+    label_replies: bool = False,
 ) -> HandoverGraph:
     """Compile the handover graph.
 
@@ -65,6 +68,9 @@ def build_graph(
     - `checkpointer`: persists every step (run with `durability="sync"` for crash
       safety); leave it None for the LangGraph server, which supplies its own.
     - `store`: a LangGraph store, passed to `compile()`.
+    - `label_replies`: open each stored reply with its speaker's label, a Markdown line
+      such as `🖌️ **frontend designer**`, for chat UIs that show message text only (the
+      served graph does; models never see the labels, `message_text` leaves them out).
 
     Example::
 
@@ -101,7 +107,10 @@ def build_graph(
             tools=agent_tools(registry, name, models, user_tools.get(name, [])),
         )
         builder.add_node(
-            node, make_agent_node(name=node, profile=registry[name], agent=agent, models=models)
+            node,
+            make_agent_node(
+                name=node, profile=registry[name], agent=agent, models=models, label=label_replies
+            ),
         )
 
     add_agent(ORCHESTRATOR_PROFILE)
@@ -132,12 +141,9 @@ def check_agents(agents: AgentsSpec, registry: ProfileRegistry) -> dict[str, Pre
         raise TypeError(
             f"agents must be a mapping profile -> compiled agent, got {type(agents).__name__}"
         )
-    for name, agent in agents.items():
-        if name not in registry:
-            raise ValueError(
-                f"agents[{name!r}] names no profile of this build; add a profile of that name "
-                f"(profiles=...) or use one of: {', '.join(registry)}"
-            )
+    checked: dict[str, Pregel] = {}
+    for given, agent in agents.items():
+        name = registry.key(given, "agents")
         if not isinstance(agent, Pregel):
             raise TypeError(
                 f"agents[{name!r}] must be a compiled LangGraph graph (create_agent(...) or "
@@ -150,7 +156,8 @@ def check_agents(agents: AgentsSpec, registry: ProfileRegistry) -> dict[str, Pre
                 f"agents[{name!r}] was compiled with a checkpointer of its own; compile it "
                 "without one: the graph's checkpointer saves its steps"
             )
-    return dict(agents)
+        checked[name] = agent
+    return checked
 
 
 def check_tools(
@@ -164,25 +171,26 @@ def check_tools(
             f"tools must be a mapping profile -> [LangChain tools], got {type(tools).__name__}"
         )
     checked: dict[str, list[BaseTool]] = {}
-    for name, given in tools.items():
-        if name not in registry:
-            raise ValueError(
-                f"tools[{name!r}] names no profile of this build; known profiles: "
-                f"{', '.join(registry)}"
-            )
+    for key, given in tools.items():
+        name = registry.key(key, "tools")
         if name in own:
             raise ValueError(
                 f"tools[{name!r}]: agents[{name!r}] is your own agent; give it its tools yourself"
             )
         if isinstance(given, BaseTool) or not isinstance(given, Sequence):
-            raise TypeError(f"tools[{name!r}] must be a list of LangChain tools")
+            raise TypeError(f"tools[{name!r}] must be a list of LangChain tools or functions")
+        found: list[BaseTool] = []
         for index, item in enumerate(given):
-            if not isinstance(item, BaseTool):
+            if isinstance(item, BaseTool):
+                found.append(item)
+            elif inspect.isfunction(item) or inspect.ismethod(item):
+                found.append(as_tool(item))  # a plain function: its name, docstring and hints
+            else:
                 raise TypeError(
-                    f"tools[{name!r}][{index}] must be a LangChain tool (e.g. made with @tool), "
-                    f"got {type(item).__name__}"
+                    f"tools[{name!r}][{index}] must be a LangChain tool (e.g. made with @tool) "
+                    f"or a function, got {type(item).__name__}"
                 )
-        checked[name] = list(given)
+        checked[name] = found
     return checked
 
 

@@ -20,16 +20,16 @@ from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import BaseMessage, ToolMessage
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
 
 from ..nodes.briefing.redact import redact
+from ..nodes.history.conversation import pending_tool_calls
 from ..nodes.models.resolve import ModelChoice, model_from_string
 from ..specialists import ORCHESTRATOR_PROFILE
 from ..state import (
     ORCHESTRATOR,
-    InputError,
     check_input,
     check_update,
     coerce_context,
@@ -45,17 +45,22 @@ INTERRUPT_WRITES = "__interrupt__"
 """The channel LangGraph saves a pending interrupt under (a handover waiting for review)."""
 
 
-class ReviewPendingError(InputError):
-    """New messages sent while a handover waits for a person's review: answer the review first."""
+SUPERSEDED = {
+    "decisions": [{"type": "reject", "message": "a new message came before the review"}],
+    "superseded": True,
+}
+"""The review answer a new message gives a handover still waiting for review."""
 
 
 @dataclass(frozen=True)
 class ThreadFacts:
     """What a write is checked against: the thread's stored message ids (read only when the
-    write brings ids of its own) and whether a handover waits for review."""
+    write brings ids of its own or a review waits), whether a handover waits for review, and
+    the tool calls the thread has not answered yet."""
 
     stored_ids: frozenset[str] = frozenset()
     reviewing: bool = False
+    pending_calls: frozenset[str] = frozenset()
 
 
 class HandoverGraph(CompiledStateGraph):
@@ -79,24 +84,36 @@ class HandoverGraph(CompiledStateGraph):
         profiles = self.handover_models.profiles if self.handover_models else {}
         return [ORCHESTRATOR, *(name for name in profiles if name != ORCHESTRATOR_PROFILE)]
 
+    def get_output_jsonschema(self, config: Any = None) -> dict[str, Any]:
+        """LangGraph's output schema, `active_agent` an enum of this build's agents (Studio)."""
+        schema = super().get_output_jsonschema(config)
+        agent = schema.get("properties", {}).get("active_agent")
+        if isinstance(agent, dict):
+            agent["enum"] = self.agents
+        return schema
+
     def checked_input(self, payload: Any, context: Any, facts: ThreadFacts = ThreadFacts()) -> Any:
         """The input as it will be stored; raises ValueError (InputError) before any write."""
         ctx = coerce_context(context)
         models = self.handover_models
-        if models is not None and payload is not None and models.uses_context_model():
-            try:
-                model_from_string(ctx.model, profiles=models.profiles)
-            except Exception as exc:  # noqa: BLE001 - any reason the model cannot be made
-                raise ValueError(
-                    f"the context's model {ctx.model!r} cannot be used: "
-                    f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-                ) from None
+        if models is not None and payload is not None:
+            wanted = [(f"the context's model {ctx.model!r}", ctx.model)]
+            wanted = wanted if models.uses_context_model() else []
+            wanted += [
+                (f"profile {name}'s model {models.declared(name)!r}", models.declared(name))
+                for name in models.profiles
+                if models.declared(name)
+            ]
+            for what, spec in wanted:
+                try:
+                    model_from_string(spec, profiles=models.profiles)
+                except Exception as exc:  # noqa: BLE001 - any reason the model cannot be made
+                    raise ValueError(
+                        f"{what} cannot be used: {type(exc).__name__}: "
+                        f"{str(exc).splitlines()[0] if str(exc) else ''}"
+                    ) from None
         if facts.reviewing and _sends_messages(payload):
-            raise ReviewPendingError(
-                "a handover waits for review on this thread; answer it first with "
-                "Command(resume={'action': 'approve'}) (or 'edit' / 'reject'), then send "
-                "the new message"
-            )
+            payload = _without_answers_to(payload, facts.pending_calls)
         if isinstance(payload, Command) and _is_review_answer(payload.resume):
             # a reviewer's edit or reason is stored with the checkpoint: no secrets in it
             payload = Command(
@@ -117,8 +134,8 @@ class HandoverGraph(CompiledStateGraph):
         if self.checkpointer in (None, True, False) or not _thread_of(config):
             return ThreadFacts()
         saved = self.checkpointer.get_tuple(config)  # type: ignore[union-attr]
-        ids = self.get_state(config).values.get("messages") if _brings_ids(payload) else []
-        return _facts_of(saved, ids)
+        read = _brings_ids(payload) or _reviewing(saved)
+        return _facts_of(saved, self.get_state(config).values.get("messages") if read else [])
 
     async def _afacts(self, payload: Any, config: Any) -> ThreadFacts:
         if self.checkpointer in (None, True, False) or not _thread_of(config):
@@ -127,22 +144,35 @@ class HandoverGraph(CompiledStateGraph):
             saved = await self.checkpointer.aget_tuple(config)  # type: ignore[union-attr]
         except NotImplementedError:  # a sync-only saver (SqliteSaver): read it off the loop
             return await asyncio.to_thread(self._facts, payload, config)
-        state = (await self.aget_state(config)) if _brings_ids(payload) else None
+        read = _brings_ids(payload) or _reviewing(saved)
+        state = (await self.aget_state(config)) if read else None
         return _facts_of(saved, state.values.get("messages") if state else [])
 
     def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Iterator[Any]:  # type: ignore[override]
+        """LangGraph's `stream`, its input checked first. A new message while a handover
+        waits for review means the person moved on: the handover is not carried out (the
+        caller says so) and the new message is answered, in this one run."""
         with one_writer(self.checkpointer, config):
-            checked = self.checked_input(input, kwargs.get("context"), self._facts(input, config))
-            yield from super().stream(checked, with_safety_net(config), **kwargs)
+            facts = self._facts(input, config)
+            checked = self.checked_input(input, kwargs.get("context"), facts)
+            config = with_safety_net(config)
+            if facts.reviewing and _sends_messages(checked):
+                yield from super().stream(Command(resume=SUPERSEDED), config, **kwargs)
+            yield from super().stream(checked, config, **kwargs)
 
     async def astream(self, input: Any, config: Any = None, **kwargs: Any) -> AsyncIterator[Any]:  # type: ignore[override]
+        """`stream`'s async twin."""
         async with one_writer_async(self.checkpointer, config):
             facts = await self._afacts(input, config)
             # the checks read files (token vocabularies, the environment): off the event loop
             checked = await asyncio.to_thread(
                 self.checked_input, input, kwargs.get("context"), facts
             )
-            async for chunk in super().astream(checked, with_safety_net(config), **kwargs):
+            config = with_safety_net(config)
+            if facts.reviewing and _sends_messages(checked):
+                async for chunk in super().astream(Command(resume=SUPERSEDED), config, **kwargs):
+                    yield chunk
+            async for chunk in super().astream(checked, config, **kwargs):
                 yield chunk
 
     def _checked_updates(self, config: Any, supersteps: Any, facts: ThreadFacts) -> list[Any]:
@@ -241,9 +271,32 @@ def _update_messages(supersteps: Any) -> list[Any]:
     ]
 
 
+def _reviewing(saved: Any) -> bool:
+    """Whether the thread's last checkpoint waits on an interrupt (a handover's review)."""
+    return any(
+        write[1] == INTERRUPT_WRITES for write in getattr(saved, "pending_writes", None) or []
+    )
+
+
 def _facts_of(saved: Any, messages: Any) -> ThreadFacts:
-    writes = getattr(saved, "pending_writes", None) or []
     return ThreadFacts(
         stored_ids=frozenset(m.id for m in messages or [] if getattr(m, "id", None)),
-        reviewing=any(write[1] == INTERRUPT_WRITES for write in writes),
+        reviewing=_reviewing(saved),
+        pending_calls=frozenset(c["id"] for c in pending_tool_calls(list(messages or []))),
     )
+
+
+def _without_answers_to(payload: Any, pending: frozenset[str]) -> Any:
+    """The input without tool messages answering the thread's pending calls (a chat UI sends
+    them for a call it sees unanswered; the graph answers its calls itself)."""
+    if not isinstance(payload, Mapping) or not isinstance(payload.get("messages"), list):
+        return payload
+
+    def answers(item: Any) -> bool:
+        if isinstance(item, ToolMessage):
+            return item.tool_call_id in pending
+        if isinstance(item, Mapping) and item.get("role", item.get("type")) == "tool":
+            return item.get("tool_call_id") in pending
+        return False
+
+    return {**payload, "messages": [m for m in payload["messages"] if not answers(m)]}

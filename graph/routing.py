@@ -8,7 +8,7 @@ from typing import Any
 from langchain_core.messages import AIMessage
 from langgraph.graph import END
 
-from ..nodes.handover.node import LOOP_STOPPED
+from ..nodes.handover.node import LOOP_STOPPED, TURN_ENDED
 from ..nodes.history.conversation import pending_tool_calls
 from ..state import ORCHESTRATOR, HandoverState, usable
 
@@ -40,7 +40,8 @@ def make_route_after_handover(agents: Sequence[str]) -> Router:
     def route_after_handover(state: HandoverState) -> str:
         messages = state.get("messages", [])
         last = messages[-1] if messages else None
-        if isinstance(last, AIMessage) and last.response_metadata.get(LOOP_STOPPED):
+        flags = last.response_metadata if isinstance(last, AIMessage) else {}
+        if flags.get(LOOP_STOPPED) or flags.get(TURN_ENDED):
             return END
         return route_by_active_agent(state)
 

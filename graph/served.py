@@ -10,4 +10,5 @@ import os
 
 from specialist_handover.graph import build_graph
 
-graph = build_graph(profiles=os.environ.get("HANDOVER_PROFILES") or None)
+# chat UIs (Agent Chat UI, Studio) show message text only: each reply opens with its speaker
+graph = build_graph(profiles=os.environ.get("HANDOVER_PROFILES") or None, label_replies=True)

@@ -9,6 +9,7 @@ A profile file is YAML front matter followed by the Markdown system prompt::
     description: "Analyses data sets and builds models."
     keywords: [data analysis, pandas, statistics]  # optional: phrases the offline router weighs
     tools: [workspace]               # optional: built-in tool sets
+    model: "openai:gpt-4o"           # optional: this agent's model (an init_chat_model string)
     examples:                        # optional: requests it should take, for the offline router
       - "which of our customers churned last quarter, and why?"
     ---
@@ -21,6 +22,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from os import PathLike
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -32,7 +35,7 @@ MAX_FRONT_MATTER_DEPTH = 8
 """Most nested collections front matter may hold; a profile needs 2 (a mapping of lists)."""
 
 _REQUIRED = ("name", "emoji", "description")
-_KNOWN_FIELDS = {*_REQUIRED, "keywords", "marker", "tools", "examples"}
+_KNOWN_FIELDS = {*_REQUIRED, "keywords", "marker", "tools", "examples", "model"}
 
 
 class ProfileFileError(ValueError):
@@ -62,6 +65,9 @@ class Profile:
     examples: tuple[str, ...] = field(default=(), repr=False)
     """Requests this profile should take, in users' words: the offline router compares a
     request with them. The orchestrator's list what it keeps (small talk, planning)."""
+    model: str = ""
+    """This agent's model, an `init_chat_model` string (`openai:gpt-4o`, `offline`); empty:
+    the build's or the run context's."""
     source: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
@@ -80,10 +86,20 @@ class Profile:
         object.__setattr__(self, "keywords", _strings(where, "keywords", self.keywords, lower=True))
         object.__setattr__(self, "tools", _strings(where, "tools", self.tools))
         object.__setattr__(self, "examples", _strings(where, "examples", self.examples))
+        if not isinstance(self.model, str):
+            raise ProfileFileError(f"{where}: model must be a string such as 'openai:gpt-4o'")
+        object.__setattr__(self, "model", self.model.strip())
         expected = persona_marker(self.name)
         if self.marker and self.marker != expected:
             raise ProfileFileError(f"{where}: marker {self.marker!r} should be {expected!r}")
         object.__setattr__(self, "marker", expected)
+
+    @classmethod
+    def from_file(cls, path: str | PathLike[str]) -> Profile:
+        """One profile file (and its `<name>.examples.txt`), read as a folder of them is."""
+        from .registry import read_profile_file
+
+        return read_profile_file(Path(path))
 
     @property
     def title(self) -> str:
@@ -169,6 +185,7 @@ def parse_profile(text: str, *, source: str) -> Profile:
         keywords=tuple(meta.get("keywords") or ()),
         tools=tuple(meta.get("tools") or ()),
         examples=tuple(meta.get("examples") or ()),
+        model=meta.get("model") or "",
         prompt=body,
         source=source,
     )

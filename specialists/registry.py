@@ -67,6 +67,20 @@ class ProfileRegistry(Mapping[str, Profile]):
         probe = name.strip().lower().replace("-", "_").replace(" ", "_")
         return difflib.get_close_matches(probe, list(self._profiles), n=limit, cutoff=0.5)
 
+    def key(self, name: object, what: str) -> str:
+        """The profile a `build_graph` mapping key names: a profile's name, or `orchestrator`
+        (the orchestrator's node) for its profile; else ValueError with a did-you-mean."""
+        if name == "orchestrator":
+            return ORCHESTRATOR_PROFILE
+        if isinstance(name, str) and name in self._profiles:
+            return name
+        hint = self.closest(name) if isinstance(name, str) else []
+        suggestion = f" Did you mean {', '.join(repr(h) for h in hint)}?" if hint else ""
+        raise ValueError(
+            f"{what}[{name!r}] names no profile of this build.{suggestion} Known profiles: "
+            f"{', '.join(self._profiles)} (and 'orchestrator' for the orchestrator's)"
+        )
+
     def unknown_profile_message(self, name: str) -> str:
         """The ERROR text for a name not in the allow-list, with suggestions and the full list."""
         if not name.isprintable():
@@ -220,7 +234,8 @@ def resolve_profiles(profiles: ProfilesSpec | ProfileRegistry = None) -> Profile
     """The registry of one build: the built-ins, plus (or replaced by name by) the user's.
 
     `profiles` is None, a folder of profile files (str or PathLike), a sequence of
-    `Profile` objects, or a ready `ProfileRegistry` (used as it is).
+    `Profile` objects and folders (mixed as you like), or a ready `ProfileRegistry`
+    (used as it is).
     """
     if isinstance(profiles, ProfileRegistry):
         return profiles
@@ -229,10 +244,17 @@ def resolve_profiles(profiles: ProfilesSpec | ProfileRegistry = None) -> Profile
     if isinstance(profiles, str | os.PathLike):
         added = load_profile_dir(profiles)
     elif isinstance(profiles, Sequence) and not isinstance(profiles, bytes | str):
-        added = list(profiles)
-        for index, item in enumerate(added):
-            if not isinstance(item, Profile):
-                raise TypeError(f"profiles[{index}] must be a Profile, got {type(item).__name__}")
+        added = []
+        for index, item in enumerate(profiles):
+            if isinstance(item, str | os.PathLike):
+                added += load_profile_dir(item)
+            elif isinstance(item, Profile):
+                added.append(item)
+            else:
+                raise TypeError(
+                    f"profiles[{index}] must be a Profile or a folder of profile files, got "
+                    f"{type(item).__name__}"
+                )
         names = [p.name for p in added]
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
@@ -240,6 +262,6 @@ def resolve_profiles(profiles: ProfilesSpec | ProfileRegistry = None) -> Profile
     else:
         raise TypeError(
             "profiles must be None, a folder of profile files (str or PathLike) or a sequence "
-            f"of Profile objects; got {type(profiles).__name__}"
+            f"of Profile objects and folders; got {type(profiles).__name__}"
         )
     return ProfileRegistry([*builtin_profiles().values(), *added])

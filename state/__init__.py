@@ -2,7 +2,7 @@
 
 from .agent import MEMBER_RUN_KEY, MemberRun, ProfileAgentState, current_member
 from .context import HandoverContext, coerce_context
-from .messages import message_text
+from .messages import message_text, speaker_label
 from .schema import (
     ORCHESTRATOR,
     PUBLIC_PACKAGE_FIELDS,
@@ -51,6 +51,7 @@ __all__ = [
     "coerce_context",
     "current_member",
     "message_text",
+    "speaker_label",
     "count_message_tokens",
     "count_tokens",
     "encoding_name_for_model",

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from . import defaults
 from .defaults import UPPER_BOUNDS
@@ -23,6 +25,10 @@ def _default_model() -> str:
     if os.environ.get("HANDOVER_MODEL"):
         return os.environ["HANDOVER_MODEL"]
     return "openai:gpt-4o-mini" if os.environ.get("OPENAI_API_KEY") else "offline"
+
+
+Positive = Annotated[int, Field(ge=1)]
+"""A count that must be at least 1 (the bounds show in the schema Studio renders)."""
 
 
 @dataclass
@@ -51,34 +57,36 @@ class HandoverContext:
             "'offline'."
         },
     )
-    max_context_tokens: int = field(
+    max_context_tokens: Positive = field(
         default=defaults.MAX_CONTEXT_TOKENS,
         metadata={"description": "Token budget of a stage-1 package; over it, a warning."},
     )
-    include_recent_turns: int = field(
+    include_recent_turns: Annotated[int, Field(ge=0)] = field(
         default=defaults.INCLUDE_RECENT_TURNS,
         metadata={"description": "How many recent turns a package carries verbatim."},
     )
-    max_handover_depth: int = field(
+    max_handover_depth: Positive = field(
         default=defaults.MAX_HANDOVER_DEPTH,
         metadata={"description": "Longest handover chain before further handovers are refused."},
     )
-    max_turns: int = field(
+    max_turns: Annotated[int, Field(ge=1, le=UPPER_BOUNDS["max_turns"])] = field(
         default=defaults.MAX_TURNS,
         metadata={"description": "Model calls one agent may make in a row before it stops."},
     )
-    full_history_max_tokens: int = field(
+    full_history_max_tokens: Positive = field(
         default=defaults.FULL_HISTORY_MAX_TOKENS,
         metadata={"description": "Cap of request_full_history (stage 2), compacted when over."},
     )
-    max_handovers_per_turn: int = field(
+    max_handovers_per_turn: Annotated[
+        int, Field(ge=1, le=UPPER_BOUNDS["max_handovers_per_turn"])
+    ] = field(
         default=defaults.MAX_HANDOVERS_PER_TURN,
         metadata={
             "description": "Handovers one user turn may make, returns included; one more is "
             "refused as a loop and the turn ends with an answer."
         },
     )
-    model_attempts: int = field(
+    model_attempts: Annotated[int, Field(ge=1, le=UPPER_BOUNDS["model_attempts"])] = field(
         default=defaults.MODEL_ATTEMPTS,
         metadata={
             "description": "Attempts per model call on transient errors (HTTP 429/5xx, "
@@ -94,7 +102,7 @@ class HandoverContext:
             "else false."
         },
     )
-    max_input_tokens: int = field(
+    max_input_tokens: Annotated[int, Field(ge=defaults.LOWER_BOUNDS["max_input_tokens"])] = field(
         default=defaults.MAX_INPUT_TOKENS,
         metadata={
             "description": "The most tokens one input may carry (a larger one is refused, "

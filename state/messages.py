@@ -12,6 +12,7 @@ stores each step's writes and replays them).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -44,10 +45,23 @@ def merge_messages(state: Any, writes: Sequence[Any]) -> Any:
         return _messages_delta_reducer(_usable(state), [_usable(w) for w in writes])
 
 
+SPEAKER_LABEL = re.compile(r"\A[^\s*]{1,8} \*\*[a-z0-9][a-z0-9 ]{0,62}\*\*\n\n")
+"""The label a reply may open with, for chat UIs that show text only (`speaker_label`)."""
+
+
+def speaker_label(emoji: str, agent: str) -> str:
+    """`🖌️ **frontend designer**` and a blank line: who is speaking, as Markdown."""
+    return f"{emoji} **{agent.replace('_', ' ')}**\n\n"
+
+
 def message_text(message: Any) -> str:
-    """The text of a message (or chunk): its string content, or its text blocks joined.
+    """The text of a message (or chunk): its string content, or its text blocks joined, without
+    the speaker label a reply may open with.
 
     The project's one message-to-text helper; LangChain's own `.text` does the work.
     """
     text = getattr(message, "text", "")
-    return str(text) if text is not None else ""
+    text = str(text) if text is not None else ""
+    if getattr(message, "type", "") == "ai":
+        text = SPEAKER_LABEL.sub("", text, count=1)
+    return text

@@ -11,6 +11,7 @@ from typing import Annotated, Literal, NotRequired
 
 from langchain_core.messages import AnyMessage
 from langgraph.channels import DeltaChannel
+from pydantic import Field
 from typing_extensions import TypedDict
 
 from .messages import merge_messages
@@ -110,14 +111,32 @@ class ActiveHandover(HandoverPackage, total=False):
 
 
 Conversation = Annotated[
-    list[AnyMessage], DeltaChannel(merge_messages, snapshot_frequency=SNAPSHOT_EVERY)
+    list[AnyMessage],
+    DeltaChannel(merge_messages, snapshot_frequency=SNAPSHOT_EVERY),
+    Field(
+        description="The conversation: the user's messages and every agent's replies and tool "
+        "results, each reply named by its agent."
+    ),
 ]
 """The stored conversation: a DeltaChannel, so a checkpoint stores a step's writes, not the list."""
 
 Trail = Annotated[
-    list[HandoverRecord], DeltaChannel(merge_trail, snapshot_frequency=TRAIL_SNAPSHOT_EVERY)
+    list[HandoverRecord],
+    DeltaChannel(merge_trail, snapshot_frequency=TRAIL_SNAPSHOT_EVERY),
+    Field(
+        description="The handover trail, append-only: every handover, refused handover and "
+        "return, with its time, reason, topic and token figures."
+    ),
 ]
 """The append-only handover trail, stored the same way."""
+
+ActiveAgent = Annotated[
+    str,
+    Field(
+        description="Who holds the conversation: `orchestrator`, or the specialist whose "
+        "profile name it is. The next user message goes to it."
+    ),
+]
 
 
 class InputState(TypedDict):
@@ -130,20 +149,35 @@ class OutputState(TypedDict):
     """What a user reads back: the messages and who holds the conversation."""
 
     messages: Conversation
-    active_agent: str
+    active_agent: ActiveAgent
 
 
 class HandoverState(TypedDict, total=False):
     """The whole graph state."""
 
     messages: Conversation
-    active_agent: str
-    handover: ActiveHandover | None
-    handover_depth: int
+    active_agent: ActiveAgent
+    handover: Annotated[
+        ActiveHandover | None,
+        Field(
+            description="The stage-1 package the active specialist works from, with its "
+            "place in the handover chain; null while the orchestrator holds the thread."
+        ),
+    ]
+    handover_depth: Annotated[
+        int, Field(ge=0, description="Handovers in the current chain (max_handover_depth).")
+    ]
     handovers: Trail
-    agent_turns: int
-    turn_trail: list[str]
-    """The hops of the current user turn (`orchestrator -> hacker`, `hacker <- returned`)."""
+    agent_turns: Annotated[
+        int, Field(ge=0, description="Model calls the active agent made in a row (max_turns).")
+    ]
+    turn_trail: Annotated[
+        list[str],
+        Field(
+            description="The hops of the current user turn, returns included "
+            "(max_handovers_per_turn)."
+        ),
+    ]
 
 
 def usable(state: HandoverState) -> HandoverState:

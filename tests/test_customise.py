@@ -24,7 +24,7 @@ from langgraph.store.memory import InMemoryStore
 from specialist_handover import HandoverContext, Profile, ProfileFileError, build_graph
 from specialist_handover.graph.cli import main
 from specialist_handover.nodes.models.offline import OfflineChatModel
-from specialist_handover.specialists import builtin_profiles, resolve_profiles
+from specialist_handover.specialists import builtin_profiles, load_profile_dir, resolve_profiles
 from specialist_handover.state import TokenCounter
 from tests.support.graphs import say, state_of
 from tests.support.models import (
@@ -200,10 +200,15 @@ def test_a_folder_that_does_not_exist_is_a_profile_file_error(tmp_path):
         build_graph(profiles=tmp_path / "missing")
 
 
-@pytest.mark.parametrize("bad", [42, ["not a profile"], {"a": 1}])
+@pytest.mark.parametrize("bad", [42, [42], {"a": 1}])
 def test_profiles_of_the_wrong_kind_are_a_type_error(bad):
     with pytest.raises(TypeError, match="profile"):
         build_graph(profiles=bad)
+
+
+def test_a_string_among_profiles_is_a_folder_and_a_missing_one_says_so():
+    with pytest.raises(ProfileFileError, match="not a profile: is not a folder of profile files"):
+        build_graph(profiles=["not a profile"])
 
 
 def test_terminal_lists_this_builds_profiles(profile_dir, monkeypatch):
@@ -481,3 +486,78 @@ def test_your_own_profile_and_tool_through_chat_openai_over_http(profile_dir, tm
     final = values["messages"][-1]
     assert final.name == "data_scientist"
     assert "sales.csv: 1200 rows" in final.content
+
+
+# --- profiles and keys, more ways -------------------------------------------------------
+
+
+def test_a_folder_and_profile_objects_together(profile_dir):
+    extra = Profile(
+        name="release_writer", emoji="📝", description="Writes release notes.", prompt="Write."
+    )
+    nodes = build_graph(profiles=[profile_dir, extra]).get_graph().nodes
+    assert "data_scientist" in nodes and "release_writer" in nodes
+
+
+def test_profile_from_file_reads_one_file_with_its_examples(profile_dir):
+    profile = Profile.from_file(profile_dir / "data_scientist.md")
+    assert profile.name == "data_scientist" and profile.source.endswith("data_scientist.md")
+
+
+def test_a_profile_names_its_own_model_in_front_matter(tmp_path, ctx):
+    (tmp_path / "scout.md").write_text(
+        '---\nname: scout\nemoji: "🔭"\ndescription: "Scouts."\nmodel: offline\n---\n\nScout.\n',
+        encoding="utf-8",
+    )
+    (profile,) = load_profile_dir(tmp_path)
+    assert profile.model == "offline"
+    graph = build_graph(profiles=tmp_path, model=ScriptedChatModel(script=[AIMessage("hi")]))
+    models = graph.handover_models
+    assert models.fixed("scout").__class__.__name__ == "OfflineChatModel"  # its own
+    assert isinstance(models.fixed("hacker"), ScriptedChatModel)  # the build's for the rest
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "scout.md").write_text(
+        (tmp_path / "scout.md").read_text().replace("model: offline", "model: nosuch:model"),
+        encoding="utf-8",
+    )
+    with pytest.raises(ValueError, match="profile scout's model 'nosuch:model' cannot be used"):
+        build_graph(profiles=bad).invoke({"messages": [("user", "hi")]}, context=ctx)
+
+
+def test_plain_functions_are_tools(ctx):
+    def count_letters(text: str) -> str:
+        """Count the letters of a text."""
+        return f"{sum(c.isalpha() for c in text)} letters"
+
+    graph = build_graph(
+        checkpointer=InMemorySaver(),
+        model={
+            "default": ScriptedChatModel(
+                script=[
+                    ai_call(
+                        "handover_to_specialist",
+                        specialist_profile="hacker",
+                        topic="t",
+                        summary="s",
+                        handover_reason="r",
+                    )
+                ]
+            ),
+            "hacker": ScriptedChatModel(
+                script=[ai_call("count_letters", text="ab1"), AIMessage("Two.")]
+            ),
+        },
+        tools={"hacker": [count_letters]},
+    )
+    values = graph.invoke(
+        {"messages": [("user", "count")]}, {"configurable": {"thread_id": "f"}}, context=ctx
+    )
+    assert any(m.content == "2 letters" for m in values["messages"] if m.type == "tool")
+
+
+def test_the_orchestrator_node_name_is_a_key_and_a_typo_gets_a_did_you_mean():
+    graph = build_graph(model={"orchestrator": ScriptedChatModel()})
+    assert isinstance(graph.handover_models.fixed("a0_software_orchestrator"), ScriptedChatModel)
+    with pytest.raises(ValueError, match="Did you mean 'frontend_designer'"):
+        build_graph(tools={"frontend_desginer": []})

@@ -18,7 +18,6 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, StateUpdate
 
 from specialist_handover import InputError, build_graph
-from specialist_handover.graph.compiled import ReviewPendingError
 from tests.support.graphs import REQUESTS, say, state_of
 from tests.support.models import ScriptedChatModel, ai_call, check_tool_history
 
@@ -108,19 +107,35 @@ def test_max_input_tokens_counts_all_the_messages_of_one_input_together(graph, c
         graph.invoke({"messages": many}, CONFIG, context=ctx)
 
 
-def test_a_new_message_while_a_review_waits_is_refused_and_the_review_still_waits(ctx):
+@pytest.mark.parametrize("ui", [False, True], ids=["plain", "like Agent Chat UI"])
+def test_a_new_message_while_a_review_waits_supersedes_it_visibly_and_is_answered(ctx, ui):
     graph = build_graph(checkpointer=InMemorySaver())
     review = {**ctx, "review_handovers": True}
     out = graph.invoke(
         {"messages": [("user", REQUESTS["frontend_designer"])]}, CONFIG, context=review
     )
     assert out["__interrupt__"]
-    before = state_of(graph)
-    with pytest.raises(ReviewPendingError, match="a handover waits for review on this thread"):
-        graph.invoke({"messages": [("user", "never mind")]}, CONFIG, context=review)
-    assert state_of(graph) == before and graph.get_state(CONFIG).interrupts
-    values = graph.invoke(Command(resume={"action": "approve"}), CONFIG, context=review)
-    assert values["active_agent"] == "frontend_designer"
+    (pending,) = [c for c in state_of(graph)["messages"][-1].tool_calls]
+    sent: list = [("user", "Never mind, what is a monorepo?")]
+    if ui:  # the UI answers the call it sees unanswered, then sends the message
+        sent.insert(
+            0,
+            ToolMessage(
+                "Successfully handled tool call.", tool_call_id=pending["id"], id="do-not-render-1"
+            ),
+        )
+    values = graph.invoke({"messages": sent}, CONFIG, context=review)
+    assert not graph.get_state(CONFIG).interrupts  # nothing waits any more
+    answer = next(
+        m for m in values["messages"] if getattr(m, "tool_call_id", None) == pending["id"]
+    )
+    assert answer.content.startswith("ERROR: the handover to frontend_designer was not reviewed")
+    note = next(m for m in values["messages"] if m.response_metadata.get("handover_turn_ended"))
+    assert note.name == "orchestrator" and "your new message came before the review" in note.content
+    assert values["messages"][-2].content == "Never mind, what is a monorepo?"
+    assert values["messages"][-1].name == "orchestrator"  # the new message is answered
+    assert state_of(graph)["handovers"][-1]["kind"] == "refused"
+    assert not any(m.id == "do-not-render-1" for m in values["messages"])
     check_tool_history(values["messages"])
 
 

@@ -116,8 +116,11 @@ def run_member(agent: Pregel, view: list[BaseMessage], calls: int, config: Runna
     return list(out.get("messages") or []) if isinstance(out, dict) else []
 
 
-def make_agent_node(*, name: str, profile: Profile, agent: Pregel, models: ModelChoice):  # type: ignore[no-untyped-def]
-    """The node of one agent (`name`: `orchestrator` or the specialist's profile)."""
+def make_agent_node(  # type: ignore[no-untyped-def]
+    *, name: str, profile: Profile, agent: Pregel, models: ModelChoice, label: bool = False
+):
+    """The node of one agent (`name`: `orchestrator` or the specialist's profile); with
+    `label`, its stored replies open with its speaker label (for chat UIs)."""
     orchestrator = name == ORCHESTRATOR
 
     def node(
@@ -162,6 +165,7 @@ def make_agent_node(*, name: str, profile: Profile, agent: Pregel, models: Model
             profile=profile,
             taken=taken,
             stored_ids={m.id for m in messages if m.id},
+            label=label,
         )
         update: dict[str, Any] = {
             "messages": added,

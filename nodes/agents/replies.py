@@ -21,6 +21,7 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from pydantic import ValidationError
 
 from ...specialists import Profile
+from ...state import message_text, speaker_label
 from ..briefing.writer import now_utc
 from ..tools.names import HANDOVER, RETURN
 
@@ -215,6 +216,7 @@ def stored_replies(
     profile: Profile,
     taken: set[str],
     stored_ids: set[str | None] = frozenset(),  # type: ignore[assignment]
+    label: bool = False,
 ) -> list[BaseMessage]:
     """What an agent added, as the conversation stores it: its replies and tool results only,
     replies named and tagged, every tool-call id unique in the thread (a repeated one is
@@ -230,11 +232,23 @@ def stored_replies(
         if isinstance(message, AIMessage):
             safe = make_reply_safe(tag_reply(message, agent, profile), seen, renamed)
             seen.update(c["id"] or "" for c in [*safe.tool_calls, *safe.invalid_tool_calls])
-            out.append(safe)
+            out.append(labeled(safe, agent, profile) if label else safe)
         elif isinstance(message, ToolMessage):
             call_id = renamed.get(message.tool_call_id, message.tool_call_id)
             out.append(message.model_copy(update={"tool_call_id": call_id}))
     return _close_pending(out)
+
+
+def labeled(reply: AIMessage, agent: str, profile: Profile) -> AIMessage:
+    """The reply opened by its speaker's label (`🖌️ **frontend designer**`), for chat UIs that
+    show message text only; a reply without text, or labelled already, stays as it is."""
+    text = message_text(reply)
+    if not text.strip() or text != reply.text:  # no text, or the label is there
+        return reply
+    label = speaker_label(profile.emoji, agent)
+    if isinstance(reply.content, str):
+        return reply.model_copy(update={"content": label + reply.content})
+    return reply.model_copy(update={"content": [{"type": "text", "text": label}, *reply.content]})
 
 
 def _close_pending(messages: list[BaseMessage]) -> list[BaseMessage]:

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from langchain_core.messages import ToolMessage
+from langchain_core.messages import BaseMessage, ToolMessage
 from langgraph.runtime import Runtime
 
 from ...specialists import ORCHESTRATOR_PROFILE, ProfileRegistry
@@ -36,7 +36,7 @@ from ..briefing.shared import put_briefing
 from ..history.conversation import last_ai_index, pending_tool_calls, recent_turns
 from ..tools.names import RETURN
 from .arguments import MODEL_ARGUMENTS
-from .review import review_handover
+from .review import ReviewSuperseded, review_handover
 from .tool import (
     HandoverOutcome,
     PreparedHandover,
@@ -136,7 +136,7 @@ def run_handover(
     call = chosen_transfer(pending)
     if call is None:
         return {}
-    answers = [
+    answers: list[BaseMessage] = [
         _answer(c, transfer_refusal(c, call) if c["name"] in TRANSFERS else NOT_RUN)
         for c in pending
         if c is not call
@@ -212,6 +212,15 @@ def run_handover(
             counter=counter(target),
             when=_asked_at(messages),
         )
+    if isinstance(outcome, ReviewSuperseded):  # the person moved on: say so, end the turn
+        note = graph_reply(
+            caller,
+            profiles[_profile_of(caller)],
+            f"⏸️ I did not hand this over to {target}: your new message came before the "
+            "review, so I'm answering that instead.",
+            TURN_ENDED,
+        )
+        answers = [*answers, note]
     if isinstance(outcome, str):
         return {
             "messages": [_answer(call, outcome), *answers],
@@ -248,7 +257,7 @@ def run_handover(
             "created_at": outcome.when,
             "from_agent": caller,
         },
-        "messages": [_answer(call, outcome.to_line(), anchor), *answers],
+        "messages": [_answer(call, outcome.to_line(ctx.project_root), anchor), *answers],
         "active_agent": specialist,
         "handover": new_handover,
         "handover_depth": depth + 1,
@@ -289,6 +298,8 @@ SHARED_ENTRY = "__briefing_for_the_store__"
 
 LOOP_STOPPED = "handover_loop_stopped"
 """Metadata flag of the answer that ends a turn whose handovers were looping."""
+TURN_ENDED = "handover_turn_ended"
+"""Metadata flag of the note that ends a turn whose handover a new message superseded."""
 
 
 def _stop_the_loop(

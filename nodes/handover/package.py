@@ -10,10 +10,13 @@ gets it as the message that opens its view, both as data (the message's
 
 from __future__ import annotations
 
+import os
+
 from langchain_core.messages import HumanMessage
 
 from ...state import RETURN_CONDITIONS, HandoverPackage, TokenCounter
 from ...state.defaults import RECOMMENDED_SUMMARY_TOKENS
+from ..briefing.writer import STATE_DIR
 
 PACKAGE_DATA_KEY = "handover_package"
 """Where the package message carries the package as data (`additional_kwargs`)."""
@@ -26,6 +29,12 @@ def trim_recent_turns(recent_turns: list[str], include_recent_turns: int) -> lis
     if include_recent_turns <= 0:
         return []
     return list(recent_turns[-include_recent_turns:])
+
+
+def shown_path(path: str) -> str:
+    """A briefing's path as people read it: from `.a0proj/` on (the project root is theirs)."""
+    marker = f"{os.sep}{STATE_DIR}{os.sep}"
+    return path[path.rindex(marker) + 1 :] if marker in path else path
 
 
 def render_package(package: HandoverPackage, label: str) -> str:
@@ -55,7 +64,8 @@ def render_package(package: HandoverPackage, label: str) -> str:
     lines += [
         "",
         "## More context if you need it",
-        f"Briefing file (stage 3, earlier handovers on this topic): {package['briefing_file']}",
+        f"Briefing file (stage 3, earlier handovers on this topic; read_briefing reads it): "
+        f"{shown_path(package['briefing_file'])}",
         "Full conversation (stage 2): call request_full_history().",
     ]
     return "\n".join(lines)

@@ -102,8 +102,15 @@ def describe(payload: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+class ReviewSuperseded(str):
+    """The `ERROR:` answer of a handover a new message superseded before its review: the turn
+    ends with the caller saying so, and the new message is answered."""
+
+
 def _decision(answer: Any) -> Decision | str:
     """The reviewer's decision from a resume value, or the error to show them."""
+    if isinstance(answer, dict) and answer.get("superseded") is True:
+        return "superseded", {}, False
     if isinstance(answer, str) and answer in DECISIONS:
         answer = {"action": answer}
     if isinstance(answer, dict) and answer.get("action") in DECISIONS:
@@ -150,6 +157,11 @@ def review_handover(
             error = decision
             continue
         kind, fields, at_once = decision
+        if kind == "superseded":
+            return ReviewSuperseded(
+                f"ERROR: the handover to {args.get('specialist_profile')} was not reviewed: a "
+                "new message came first, so it was not carried out."
+            )
         if kind == "reject":
             reason = str(fields.get("message") or "no reason given")
             return (

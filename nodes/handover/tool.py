@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -47,19 +48,23 @@ class HandoverOutcome:
         """The tool's answer: the JSON, then a `WARNING:` / `NOTE:` line each."""
         return "\n".join([json.dumps(self.result, ensure_ascii=False), *self.warnings])
 
-    def to_line(self) -> str:
-        """The answer the graph stores in the conversation: one line (and any warnings).
+    def to_line(self, project_root: str | None = None) -> str:
+        """The answer the graph stores in the conversation: one line (and any warnings), the
+        briefing's path relative to `project_root` (people read it in chat UIs).
 
         The full package stays in the state (`handover`) and in the briefing file,
         so each handover adds little to the stored history.
         """
         package = self.result["package"]
+        path = self.result["briefing"]["path"]
+        if project_root and os.path.isabs(path):
+            path = os.path.relpath(path, project_root)
         line = (
             f"Handed over to {package['specialist']} {self.result['persona_marker']} "
             f"(handover_id={package['handover_id']}; {package['estimated_tokens']} tokens, "
             f"max {package['max_context_tokens']}; "
             f"return_condition={package['return_condition']}; "
-            f"briefing={self.result['briefing']['path']})"
+            f"briefing={path})"
         )
         return "\n".join([line, *self.warnings])
 

@@ -18,6 +18,7 @@ from langchain_core.messages import (
 )
 
 from ...state import message_text
+from ...state.messages import SPEAKER_LABEL
 
 
 def speaker(message: BaseMessage) -> str:
@@ -151,6 +152,14 @@ def window_of_turns(messages: Sequence[BaseMessage], user_turns: int) -> tuple[i
     return 0, list(messages)
 
 
+def unlabeled(message: AIMessage) -> AIMessage:
+    """A reply without the speaker label it may open with (a model never sees labels, so it
+    does not learn to write them)."""
+    if isinstance(message.content, str) and SPEAKER_LABEL.match(message.content):
+        return message.model_copy(update={"content": SPEAKER_LABEL.sub("", message.content, 1)})
+    return message
+
+
 def own_view(messages: Sequence[BaseMessage], agent: str) -> list[BaseMessage]:
     """Messages as `agent` sees them: its own tool calls kept whole, others' plumbing stripped."""
     owner: dict[str, str | None] = {}
@@ -160,7 +169,7 @@ def own_view(messages: Sequence[BaseMessage], agent: str) -> list[BaseMessage]:
             for call in [*m.tool_calls, *m.invalid_tool_calls]:
                 owner[call.get("id") or ""] = m.name
             if m.name == agent:
-                out.append(m)
+                out.append(unlabeled(m))
                 continue
         elif isinstance(m, ToolMessage) and owner.get(m.tool_call_id) == agent:
             out.append(m)

@@ -71,17 +71,15 @@ def check_model_spec(model: Any, profiles: ProfileRegistry) -> ModelSpec:
     if model is None or isinstance(model, BaseChatModel):
         return model
     if isinstance(model, Mapping):
+        named: dict[str, BaseChatModel] = {}
         for key, value in model.items():
-            if key != "default" and key not in profiles:
-                raise ValueError(
-                    f"model[{key!r}] names no profile of this build; use 'default' or one of: "
-                    f"{', '.join(profiles)}"
-                )
+            name = key if key == "default" else profiles.key(key, "model")
+            named[name] = value
             if not isinstance(value, BaseChatModel):
                 raise TypeError(
                     f"model[{key!r}] must be a LangChain chat model, got {type(value).__name__}"
                 )
-        return model
+        return named
     raise TypeError(
         "model must be a LangChain chat model, a mapping profile -> model "
         f"(with an optional 'default'), or None; got {type(model).__name__}"
@@ -104,17 +102,37 @@ class ModelChoice:
         self.spec = check_model_spec(spec, profiles)
         self.profiles = profiles
 
+    def declared(self, profile: str) -> str:
+        """The model string the profile's own `model:` names, or ""."""
+        return self.profiles[profile].model if profile in self.profiles else ""
+
     def fixed(self, profile: str) -> BaseChatModel | None:
-        """The model the build fixes for this profile, or None (the context decides)."""
+        """The model this profile's agent uses whatever the run context says, or None.
+
+        In order: the build's model for this profile (`model={name: ...}`), the
+        profile's own `model:`, the build's model for every agent (one model, or
+        the mapping's "default"); None when the run context's `model` decides.
+        """
+        if isinstance(self.spec, Mapping) and profile in self.spec:
+            return self.spec[profile]
+        if self.declared(profile):
+            return model_from_string(self.declared(profile), profiles=self.profiles)
         if isinstance(self.spec, BaseChatModel):
             return self.spec
         if isinstance(self.spec, Mapping):
-            return self.spec.get(profile, self.spec.get("default"))
+            return self.spec.get("default")
         return None
 
     def uses_context_model(self) -> bool:
         """Whether some agent of this build talks to the model the run context names."""
-        return any(self.fixed(name) is None for name in self.profiles)
+        return any(
+            self.declared(name) == "" and self._built(name) is None for name in self.profiles
+        )
+
+    def _built(self, profile: str) -> BaseChatModel | None:
+        if isinstance(self.spec, Mapping):
+            return self.spec.get(profile, self.spec.get("default"))
+        return self.spec
 
     def model_for(self, profile: str, ctx: HandoverContext) -> BaseChatModel:
         """The chat model `profile`'s agent talks to in this run."""
@@ -122,6 +140,8 @@ class ModelChoice:
 
     def counter_for(self, profile: str, ctx: HandoverContext) -> TokenCounter:
         """The token counter of that model (o200k_base when its encoding is unknown)."""
-        fixed = self.fixed(profile)
+        if self.declared(profile) and not (isinstance(self.spec, Mapping) and profile in self.spec):
+            return token_counter(self.declared(profile))
+        fixed = self._built(profile)
         name = model_name(fixed) if fixed is not None else ctx.model
         return token_counter(name)

@@ -368,7 +368,7 @@ def briefing_markers(root: Path) -> list[tuple[str, str]]:
     for path in sorted((root / ".a0proj" / "handover").glob("*.md")):
         for line in path.read_text(encoding="utf-8").splitlines():
             if line.startswith(MARKER_PREFIX) and line.endswith(MARKER_SUFFIX):
-                found.append((line[len(MARKER_PREFIX) : -len(MARKER_SUFFIX)], str(path)))
+                found.append((line[len(MARKER_PREFIX) : -len(MARKER_SUFFIX)], _shown(str(path))))
     return found
 
 
@@ -401,6 +401,11 @@ def reference_shape(workdir: Path, script: Sequence[str] = SCRIPT) -> Shape:
     graph = build_graph(checkpointer=sqlite_checkpointer(str(workdir / "reference.sqlite")))
     play_thread(graph, "reference", {"project_root": str(root), "model": "offline"}, script)
     return thread_shape(read_thread(graph, "reference"))
+
+
+def _shown(path: str | None) -> str | None:
+    """A briefing path from `.a0proj/` on, as the graph's answers show it."""
+    return path[path.rindex("/.a0proj/") + 1 :] if path and "/.a0proj/" in path else path
 
 
 def _package(m: ToolMessage) -> dict[str, Any]:
@@ -518,7 +523,7 @@ def _verify_thread(
     packages = [_package(m) for m in done]
     pairs = [
         (
-            (r.get("to_agent"), r.get("briefing_path")),
+            (r.get("to_agent"), _shown(r.get("briefing_path"))),
             (p.get("specialist"), p.get("briefing_file")),
         )
         for r, p in zip(trail, packages, strict=False)

@@ -62,6 +62,9 @@ from .cues import (
 )
 from .package import from_the_graph, last_request, package_in
 
+FENCE = "`" * 3
+"""A Markdown code fence: a tool's output is shown as code."""
+
 
 class OfflineChatModel(BaseChatModel):
     """Deterministic tool-calling chat model used when no real model is configured.
@@ -252,10 +255,11 @@ class OfflineChatModel(BaseChatModel):
         focus = profile.description.rstrip(".") if profile else "my specialty"
         if not first:
             return (
-                f"Continuing on '{topic}'. You asked: \"{clip_words(ask)}\"\n"
+                f"Continuing on '{topic}'. You asked: \"{clip_words(ask)}\"\n\n"
                 f"As {title} ({focus}), here is the next step: I apply it within the decisions "
                 "so far, say what changes and where, and flag anything that needs your call."
             )
+        # Markdown: paragraphs and a list, as any chat UI renders them
         lines = [f"I'm the {title}, taking over '{topic}' from the handover package."]
         lines.append(f'You asked: "{clip_words(ask)}"')
         if package.get("summary"):
@@ -266,10 +270,10 @@ class OfflineChatModel(BaseChatModel):
         if package.get("artifacts"):
             lines.append("Files I'll work from: " + ", ".join(package["artifacts"]) + ".")
         lines.append(
-            f"My proposal, as {title} ({focus}): 1) pin down the goal and constraints above; "
-            "2) produce the concrete deliverable for this step; 3) list open questions and risks."
+            f"My proposal, as {title} ({focus}):\n\n1. Pin down the goal and constraints above."
+            "\n2. Produce the concrete deliverable for this step.\n3. List open questions and risks."
         )
-        return "\n".join(lines)
+        return "\n\n".join(lines)
 
     def _after_tool(self, title: str, result: ToolMessage, package: dict) -> str:
         text = message_text(result)
@@ -288,16 +292,18 @@ class OfflineChatModel(BaseChatModel):
                 f"I could not do that: {text.removeprefix('ERROR: ')} "
                 f"I'll carry on myself as {title}."
             )
-        shown = "\n".join(text.splitlines()[:12])
+        shown = "\n".join(text.splitlines()[:12]).replace(FENCE, "'" * 3)
         more = len(text.splitlines()) - 12
-        return f"From {result.name}:\n{shown}" + (f"\n… ({more} more lines)" if more > 0 else "")
+        tail = f"\n\n… ({more} more line{'s' if more != 1 else ''})" if more > 0 else ""
+        return f"From {result.name}:\n\n{FENCE}\n{shown}\n{FENCE}" + tail
 
     def _work_summary(self, title: str, package: dict, convo: list[BaseMessage]) -> str:
         replies = sum(1 for m in convo if isinstance(m, AIMessage) and message_text(m))
         asks = [message_text(m) for m in convo[:-1] if isinstance(m, HumanMessage)]
         last = asks[-1] if asks else package.get("request", "the handover request")
         return (
-            f"The {title} worked on '{package.get('topic', 'the task')}' ({replies} replies); "
+            f"The {title} worked on '{package.get('topic', 'the task')}' "
+            f"({replies} repl{'y' if replies == 1 else 'ies'}); "
             f'last request handled: "{first_sentence(last, 30)}".'
         )
 
