@@ -1,19 +1,46 @@
-"""The README stays true: its commands, its graph picture and its CI link."""
+"""The README and the docs stay true: their commands, snippets, graph picture and CI link.
+
+Every Python snippet shown runs, every profile file shown parses, the graph's
+picture is LangGraph's own drawing, and the README stays a page a newcomer reads.
+"""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
+import pytest
+
 from specialist_handover.graph import graph
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+GUIDE = (ROOT / "docs" / "GUIDE.md").read_text(encoding="utf-8")
+DOCS = {"README.md": README, "docs/GUIDE.md": GUIDE}
 
 
-def test_readme_graph_picture_matches_the_compiled_graph():
-    block = re.search(r"```mermaid\n(.*?)```", README, re.S)
-    assert block, "the README has no mermaid picture"
+def _python_block_after(text: str, heading: str) -> str:
+    section = text[text.index(heading) :]
+    return re.search(r"```python\n(.*?)```", section, re.S).group(1)  # type: ignore[union-attr]
+
+
+def _run(code: str, name: str) -> dict:  # type: ignore[type-arg]
+    namespace: dict = {}  # type: ignore[type-arg]
+    exec(compile(code, name, "exec"), namespace)
+    return namespace
+
+
+def test_the_readme_is_short_with_a_quickstart_first_and_contents():
+    assert len(README.encode("utf-8")) <= 15 * 1024
+    first_screen = "\n".join(README.splitlines()[:45])
+    assert "**Contents:**" in first_screen and "```python" in first_screen
+    for link in re.findall(r"\]\((docs/[^)#]+)", README):
+        assert (ROOT / link).is_file(), link
+
+
+def test_the_guides_graph_picture_matches_the_compiled_graph():
+    block = re.search(r"```mermaid\n(.*?)```", GUIDE, re.S)
+    assert block, "docs/GUIDE.md has no mermaid picture"
     assert block.group(1).strip() == graph.get_graph().draw_mermaid().strip()
 
 
@@ -28,49 +55,52 @@ def test_readme_demo_command_runs_the_demo():
     assert any(c.endswith("handover demo") for c in commands)
 
 
-def _python_block_after(heading: str) -> str:
-    section = README[README.index(heading) :]
-    return re.search(r"```python\n(.*?)```", section, re.S).group(1)
+def test_readme_quickstart_runs(capsys):
+    _run(_python_block_after(README, "## Quickstart"), "README.md")
+    assert capsys.readouterr().out.startswith("frontend_designer says: ")
 
 
-def test_readme_python_caller_snippet_runs(tmp_path, monkeypatch, capsys):
+@pytest.mark.parametrize("doc", list(DOCS))
+def test_the_python_caller_snippet_runs(doc, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
-    code = _python_block_after("## From Python").replace("/abs/path/to/project", str(tmp_path))
-    exec(compile(code, "README.md", "exec"), {})
-    printed = capsys.readouterr().out
-    assert printed.startswith("frontend_designer ")
+    code = _python_block_after(DOCS[doc], "## From Python")
+    _run(code.replace("/abs/path/to/project", str(tmp_path)), doc)
+    assert capsys.readouterr().out.startswith("frontend_designer ")
     assert (tmp_path / "checkpoints.sqlite").exists()
 
 
-def test_readme_tool_snippet_runs(tmp_path, capsys):
-    code = _python_block_after("## The tool on its own").replace(
-        "/abs/path/to/project", str(tmp_path)
-    )
-    exec(compile(code, "README.md", "exec"), {})
+def test_the_guides_tool_snippet_runs(tmp_path, capsys):
+    code = _python_block_after(GUIDE, "## The tool on its own")
+    _run(code.replace("/abs/path/to/project", str(tmp_path)), "docs/GUIDE.md")
     printed = capsys.readouterr().out
     assert printed.startswith('{"status": "ok", "persona_marker": "[frontend designer]"')
 
 
-def test_readme_customise_snippets_run(tmp_path, monkeypatch):
-    """The profile file shown is valid, and both ways of passing profiles build a graph."""
-    monkeypatch.chdir(tmp_path)
-    section = README[README.index("## Customise") :]
-    profile_file = re.search(r"```markdown\n(.*?)```", section, re.S).group(1)
-    (tmp_path / "my-profiles").mkdir()
-    (tmp_path / "my-profiles" / "data_scientist.md").write_text(profile_file, encoding="utf-8")
-    namespace: dict = {}
-    exec(compile(_python_block_after("**Your own specialists.**"), "README.md", "exec"), namespace)
-    assert "data_scientist" in namespace["graph"].get_graph().nodes
+@pytest.mark.parametrize("doc", list(DOCS))
+def test_the_profile_file_shown_parses(doc, tmp_path):
     from specialist_handover.specialists import load_profile_dir
 
-    (profile,) = load_profile_dir(tmp_path / "my-profiles")
+    section = DOCS[doc][DOCS[doc].index("## Customise") :]
+    profile_file = re.search(r"```markdown\n(.*?)```", section, re.S).group(1)  # type: ignore[union-attr]
+    (tmp_path / "data_scientist.md").write_text(profile_file, encoding="utf-8")
+    (profile,) = load_profile_dir(tmp_path)
     assert profile.tools == ("workspace",) and profile.marker == "[data scientist]"
 
 
-def test_readme_your_own_agent_snippet_builds_a_graph_with_your_agent_in_its_place():
-    namespace: dict = {}
-    exec(compile(_python_block_after("**Your own agents.**"), "README.md", "exec"), namespace)
-    graph = namespace["graph"]
+def test_the_guides_profile_snippets_build_a_graph(tmp_path, monkeypatch):
+    """Both ways of passing profiles shown in the guide build a graph with the new node."""
+    monkeypatch.chdir(tmp_path)
+    section = GUIDE[GUIDE.index("## Customise") :]
+    profile_file = re.search(r"```markdown\n(.*?)```", section, re.S).group(1)  # type: ignore[union-attr]
+    (tmp_path / "my-profiles").mkdir()
+    (tmp_path / "my-profiles" / "data_scientist.md").write_text(profile_file, encoding="utf-8")
+    namespace = _run(_python_block_after(GUIDE, "**Your own specialists.**"), "docs/GUIDE.md")
+    assert "data_scientist" in namespace["graph"].get_graph().nodes
+
+
+@pytest.mark.parametrize("doc", list(DOCS))
+def test_the_your_own_agent_snippet_builds_a_graph_with_your_agent_in_its_place(doc):
+    graph = _run(_python_block_after(DOCS[doc], "**Your own agents.**"), doc)["graph"]
     assert "docs_writer" in graph.get_graph().nodes
     assert "docs_writer:model" in graph.get_graph(xray=True).nodes  # its own loop, drawn
 
