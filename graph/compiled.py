@@ -16,6 +16,7 @@ through) wrapped:
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -157,7 +158,8 @@ class HandoverGraph(CompiledStateGraph):
             checked = self.checked_input(input, kwargs.get("context"), facts)
             config = with_safety_net(config)
             if facts.reviewing and _sends_messages(checked):
-                yield from super().stream(Command(resume=SUPERSEDED), config, **kwargs)
+                yield from super().stream(Command(resume=SUPERSEDED), _aside(config), **kwargs)
+                config = _at_head(config)
             yield from super().stream(checked, config, **kwargs)
 
     async def astream(self, input: Any, config: Any = None, **kwargs: Any) -> AsyncIterator[Any]:  # type: ignore[override]
@@ -170,8 +172,10 @@ class HandoverGraph(CompiledStateGraph):
             )
             config = with_safety_net(config)
             if facts.reviewing and _sends_messages(checked):
-                async for chunk in super().astream(Command(resume=SUPERSEDED), config, **kwargs):
+                superseding = super().astream(Command(resume=SUPERSEDED), _aside(config), **kwargs)
+                async for chunk in superseding:
                     yield chunk
+                config = _at_head(config)
             async for chunk in super().astream(checked, config, **kwargs):
                 yield chunk
 
@@ -217,6 +221,29 @@ def with_safety_net(config: Any) -> Any:
     """The run's config with a recursion limit no lower than `RECURSION_LIMIT`."""
     given = (config or {}).get("recursion_limit") or 0
     return {**(config or {}), "recursion_limit": max(int(given), RECURSION_LIMIT)}
+
+
+def _aside(config: Any) -> Any:
+    """The config of the step that ends a superseded review, before the new message's run:
+    its own run id (derived from the run's), so the checkpoint it saves does not carry the
+    run's id. LangGraph takes a run whose id the latest checkpoint carries for a re-entry
+    (a stream reconnecting) and would drop the new message; a retried run still re-enters."""
+    configurable = (config or {}).get("configurable") or {}
+    run_id = configurable.get("run_id") or (config or {}).get("run_id")
+    if not run_id:
+        return config
+    aside = uuid.uuid5(uuid.NAMESPACE_OID, f"{run_id}/superseded-review")
+    out = {**config, "configurable": {**configurable, "run_id": str(aside)}}
+    return {**out, "run_id": aside} if "run_id" in config else out
+
+
+def _at_head(config: Any) -> Any:
+    """The config of the new message's run once the review is superseded: the thread's
+    latest checkpoint, where the superseding step left it, not the one the caller
+    addressed (Agent Chat UI sends the id of the checkpoint it shows, the one before)."""
+    configurable = {**((config or {}).get("configurable") or {})}
+    configurable.pop("checkpoint_id", None)
+    return {**config, "configurable": configurable}
 
 
 def _is_review_answer(resume: Any) -> bool:

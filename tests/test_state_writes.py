@@ -10,6 +10,8 @@ the input's size counts everything it holds.
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
@@ -107,8 +109,20 @@ def test_max_input_tokens_counts_all_the_messages_of_one_input_together(graph, c
         graph.invoke({"messages": many}, CONFIG, context=ctx)
 
 
+def _server_run(config: dict) -> dict:
+    """The config of a run as LangGraph Server starts it: the run's id at the top and in
+    `configurable` (whence it goes into each checkpoint's metadata)."""
+    run_id = uuid.uuid4()
+    return {
+        **config,
+        "run_id": run_id,
+        "configurable": {**config["configurable"], "run_id": str(run_id)},
+    }
+
+
 @pytest.mark.parametrize("ui", [False, True], ids=["plain", "like Agent Chat UI"])
-def test_a_new_message_while_a_review_waits_supersedes_it_visibly_and_is_answered(ctx, ui):
+@pytest.mark.parametrize("served", [False, True], ids=["in Python", "run as the server runs it"])
+def test_a_new_message_while_a_review_waits_supersedes_it_visibly_and_is_answered(ctx, ui, served):
     graph = build_graph(checkpointer=InMemorySaver())
     review = {**ctx, "review_handovers": True}
     out = graph.invoke(
@@ -124,7 +138,11 @@ def test_a_new_message_while_a_review_waits_supersedes_it_visibly_and_is_answere
                 "Successfully handled tool call.", tool_call_id=pending["id"], id="do-not-render-1"
             ),
         )
-    values = graph.invoke({"messages": sent}, CONFIG, context=review)
+    run = _server_run(CONFIG) if served else CONFIG
+    if served and ui:  # Agent Chat UI also names the checkpoint it shows
+        head = graph.get_state(CONFIG).config["configurable"]["checkpoint_id"]
+        run = {**run, "configurable": {**run["configurable"], "checkpoint_id": head}}
+    values = graph.invoke({"messages": sent}, run, context=review)
     assert not graph.get_state(CONFIG).interrupts  # nothing waits any more
     answer = next(
         m for m in values["messages"] if getattr(m, "tool_call_id", None) == pending["id"]
