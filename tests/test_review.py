@@ -114,11 +114,14 @@ def test_an_invalid_edit_pauses_again_showing_the_error_and_the_package_as_it_st
     assert out["active_agent"] == "frontend_designer" and len(briefings(ctx)) == 1
 
 
-def test_reject_answers_the_caller_with_the_reason_and_writes_nothing(setup):
+@pytest.mark.parametrize(
+    "reason", ["we do the hero in-house", "we do the hero in-house.", "  we do the hero in-house. "]
+)
+def test_reject_answers_the_caller_with_the_reason_and_writes_nothing(setup, reason):
     graph, config, ctx = setup
     graph.invoke({"messages": [("user", HERO)]}, config, context=ctx)
     out = graph.invoke(
-        Command(resume={"action": "reject", "reason": "we do the hero in-house"}),
+        Command(resume={"action": "reject", "reason": reason}),
         config,
         context=ctx,
     )
@@ -126,8 +129,8 @@ def test_reject_answers_the_caller_with_the_reason_and_writes_nothing(setup):
     assert refusal.status == "error"
     assert refusal.content.startswith(
         "ERROR: the handover to frontend_designer was rejected by the reviewer: "
-        "we do the hero in-house."
-    )
+        "we do the hero in-house. Carry on"
+    )  # one full stop, whether the reason ends with one or not
     assert out["active_agent"] == "orchestrator"
     assert out["messages"][-1].name == "orchestrator"  # the caller went on and answered
     assert briefings(ctx) == []

@@ -163,10 +163,11 @@ def review_handover(
                 "new message came first, so it was not carried out."
             )
         if kind == "reject":
-            reason = str(fields.get("message") or "no reason given")
+            reason = str(fields.get("message") or "").strip() or "no reason given"
+            reason += "" if reason[-1] in ".!?" else "."
             return (
                 f"ERROR: the handover to {args.get('specialist_profile')} was rejected by the "
-                f"reviewer: {reason}. Carry on without it, or propose something else."
+                f"reviewer: {reason} Carry on without it, or propose something else."
             )
         if kind == "approve":
             return commit_handover(prepared)
