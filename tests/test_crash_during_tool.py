@@ -23,6 +23,8 @@ import pytest
 
 from tests.support.openai_server import OpenAICompatibleServer
 
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[1]
 
 CHILD = textwrap.dedent(
@@ -96,6 +98,10 @@ def _call(name: str, args: dict) -> dict:
     }
 
 
+def _started(marker: Path) -> bool:
+    return marker.exists() and "started" in marker.read_text()
+
+
 def _child(args: list[str], *, hang: bool, yours: bool) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "HANDOVER_MODEL")}
     env["PYTHONPATH"] = str(REPO)
@@ -127,9 +133,10 @@ def test_sigkill_while_a_specialists_tool_runs_resumes_without_repeating_the_mod
             yours=agent == "yours",
         )
         deadline = time.monotonic() + 90
-        while not marker.exists() and first.poll() is None and time.monotonic() < deadline:
+        # the file exists as soon as it is opened; wait for the line (written when it closes)
+        while not _started(marker) and first.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert marker.exists(), first.communicate(timeout=5)
+        assert _started(marker), first.communicate(timeout=5)
         first.send_signal(signal.SIGKILL)
         first.wait(timeout=30)
         assert first.returncode == -signal.SIGKILL

@@ -35,7 +35,7 @@ from specialist_handover.state import HandoverContext, TokenCounter
 from tests.support.graphs import REQUESTS
 from tests.support.models import RecordingOfflineModel, check_tool_history, system_text
 
-pytestmark = pytest.mark.postgres
+pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[1]
 HERO = "Please design the landing page hero with bold typography."
@@ -238,9 +238,14 @@ def test_sigkill_while_a_specialists_tool_runs_resumes_on_postgres(postgres_url,
 
     first = child(request, hang=True)
     deadline = time.monotonic() + 120
-    while not marker.exists() and first.poll() is None and time.monotonic() < deadline:
+
+    # the file exists as soon as it is opened; wait for the line (written when it closes)
+    def started() -> bool:
+        return marker.exists() and "started" in marker.read_text()
+
+    while not started() and first.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert marker.exists(), first.communicate(timeout=5)
+    assert started(), first.communicate(timeout=5)
     first.send_signal(signal.SIGKILL)
     first.wait(timeout=30)
     assert first.returncode == -signal.SIGKILL
