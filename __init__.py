@@ -1,17 +1,28 @@
-"""specialist_handover: a LangGraph orchestrator that hands conversations to named specialists.
+"""A LangGraph orchestrator that hands conversations to named specialists.
 
+    from specialist_handover import build_graph, handover_tools, HandoverContext, Profile
+
+The public names (each imported on first use, so `import specialist_handover.state`
+stays light):
+
+    build_graph             compile the graph: orchestrator, handover node, one node per specialist
+    handover_tools          the handover tools for an agent of your own: hand over, return
+    HandoverContext         the run context: project root, model, token budgets and guards
+    Profile                 a specialist (or the orchestrator): name, prompt, tools, examples
+    ProfileFileError        a profile file that cannot be read or is invalid, and why
+    InputError              input refused before anything was stored (a ValueError)
+    ModelUnavailableError   a model kept failing; the turn is stored and resumable
+    ThreadBusyError         another run held the thread for too long
+
+`__version__` is the installed distribution's version (`specialist-handover`).
 The repository's top-level folders are the subpackages of this one import name
 (`specialist_handover.graph`, `.nodes`, `.specialists`, `.state`), so a user's
 own `graph.py` or `state.py` never clashes with ours.
-
-    from specialist_handover import build_graph, handover_tools, HandoverContext, Profile
 """
 
-from __future__ import annotations
+import typing as _typing
 
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     from .graph import build_graph
     from .graph.locking import ThreadBusyError
     from .nodes.agents.retry import ModelUnavailableError
@@ -41,11 +52,34 @@ _EXPORTS = {
     "handover_tools": ".nodes.handover.transfer",
 }
 
+_DISTRIBUTION = "specialist-handover"
+_NOT_INSTALLED = "0+unknown"
+_SUBPACKAGES = ("graph", "nodes", "specialists", "state")
 
-def __getattr__(name: str) -> Any:
+
+def _version() -> str:
+    """The installed distribution's version; `0+unknown` from a source tree not installed."""
+    from importlib import metadata
+
+    try:
+        return metadata.version(_DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        return _NOT_INSTALLED
+
+
+def __getattr__(name: str) -> _typing.Any:
     """Import on first use, so `import specialist_handover.state` stays light."""
     if name in _EXPORTS:
         from importlib import import_module
 
         return getattr(import_module(_EXPORTS[name], __name__), name)
+    if name == "__version__":
+        return _version()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The public names and `__version__`, beside the module's own dunders and the
+    subpackages imported so far; not the helpers."""
+    own = (n for n in globals() if (n.startswith("__") and n.endswith("__")) or n in _SUBPACKAGES)
+    return sorted({*__all__, "__version__", *own})

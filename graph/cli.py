@@ -9,7 +9,12 @@ handover --version
 
 Replies stream under the speaker's persona marker; on a terminal a spinner shows
 who is at work (`graph/terminal/`). `--review` pauses each handover for you to
-approve, edit or reject (`graph/terminal/review.py`).
+approve, edit or reject (`graph/terminal/review.py`). Ctrl-C stops the turn that
+runs (`graph/terminal/stop.py`); in the chat the prompt comes back.
+
+Exit status: 0 done; 1 a model or network failure (the turn is saved and
+resumable); 2 a usage error or input refused (nothing stored); 3 a handover waits
+for your review; 130 interrupted (the conversation is saved).
 
 Checkpoints go to `--checkpointer` (default HANDOVER_CHECKPOINTER, else the SQLite file
 <root>/.a0proj/checkpoints.sqlite): a SQLite file path or a postgresql:// URL.
@@ -23,7 +28,6 @@ import sqlite3
 import sys
 import uuid
 from collections.abc import Sequence
-from importlib import metadata
 from typing import TextIO
 
 from langchain_core.messages import AIMessage
@@ -42,21 +46,21 @@ from .session import (
     has_unfinished_step,
     is_postgres_url,
     open_checkpointer,
-    run_turn,
     thread_config,
     thread_status,
 )
 from .terminal import (
-    ChatHistory,
     Printer,
     Prompter,
     ReviewDeferred,
+    StopRequest,
     TerminalReviewer,
+    TurnStopped,
     agent_label,
     label_of,
-    load_readline,
     plural,
 )
+from .terminal.chat import DEFERRED, chat, failure_advice, print_trail, take_turn
 from .terminal.review import EDIT_HELP
 
 __all__ = ["Printer", "failure_advice", "label_of", "main"]
@@ -67,7 +71,7 @@ DEMO_SCRIPT = (
     "Please design the landing page hero: bold typography and a clear layout.",
     "Make the call-to-action stand out more on mobile.",
     "Thanks, that's all. Go back to the orchestrator please.",
-    "Quick question: the unit test in tests/test_landing.py is flaky, what should I check?",
+    "Quick question: the unit test for the landing page is flaky, what should I check?",
     "Thanks!",
 )
 
@@ -112,12 +116,23 @@ REVIEW_HELP = (
 )
 
 
+EXIT_REVIEW_WAITING = 3
+EXIT_STATUS = (
+    "Exit status: 0 done; 1 a model or network failure (the turn is saved: `handover resume` "
+    "finishes it); 2 a usage error or input refused (nothing stored); 3 a handover waits for "
+    "your review; 130 interrupted (the conversation is saved)."
+)
+
+
+class ReviewWaiting(Exception):
+    """The command ended with a handover waiting for review (its input ended first)."""
+
+
 def package_version() -> str:
-    """The installed version of this package (`importlib.metadata`)."""
-    try:
-        return metadata.version("specialist-handover")
-    except metadata.PackageNotFoundError:  # run from a source tree that is not installed
-        return "unknown (not installed)"
+    """`specialist_handover.__version__`: the installed distribution's version."""
+    from .. import __version__
+
+    return str(__version__)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -160,7 +175,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Talk to an orchestrator that hands over to specialists.",
         epilog=f"Conversations live on threads: --thread ID (default: {DEFAULT_THREAD}; demo "
         "makes a new demo-<random> each time). `handover COMMAND --help` shows a command's "
-        "options.",
+        f"options. {EXIT_STATUS}",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -170,14 +185,28 @@ def _parser() -> argparse.ArgumentParser:
         help="interactive conversation",
         description="An interactive conversation: replies stream under the speaker's marker; "
         "line editing and a history per project (<root>/.a0proj/chat_history). Type 'trail' "
-        "for the handovers, 'resume' to finish a turn that failed, 'exit' or Ctrl-D to leave.",
+        "for the handovers, 'resume' to finish a turn that failed, 'exit' or Ctrl-D to leave. "
+        "Ctrl-C stops a reply (the rest of its turn runs before your next message) or clears "
+        "the line you are typing.",
     )
     run = sub.add_parser(
-        "run", parents=[thread, common, review], help="send one message (scriptable)"
+        "run",
+        parents=[thread, common, review],
+        help="send one message (scriptable)",
+        description="Send one message on a thread and print the turn as it happens; a turn a "
+        "failure or crash left unfinished on the thread is finished first, and running the "
+        "same command again never sends the message twice. Exits 3 when a handover is left "
+        "waiting for your review.",
+        epilog=EXIT_STATUS,
     )
     run.add_argument("message", help="the user message")
     demo = sub.add_parser(
-        "demo", parents=[common], help="a scripted conversation on the offline model"
+        "demo",
+        parents=[common],
+        help="a scripted conversation on the offline model",
+        description="Play a scripted conversation on the built-in offline model (no key, no "
+        "network): a handover, the specialist's turns, a return to the orchestrator, then the "
+        "thread's trail.",
     )
     demo.add_argument(
         "--thread",
@@ -191,13 +220,30 @@ def _parser() -> argparse.ArgumentParser:
         help="basic: handover, specialist turns, return; deep: a 1,000-message history, "
         "request_full_history (capped and compacted), a chain of two specialists, a return",
     )
-    sub.add_parser("trail", parents=[thread, common], help="print a thread's handovers")
+    sub.add_parser(
+        "trail",
+        parents=[thread, common],
+        help="print a thread's handovers",
+        description="Print a thread's handovers, returns and refusals in order, with each "
+        "package's token count and briefing file, then who holds the thread. Exits 1 when the "
+        "thread has no conversation yet.",
+    )
     sub.add_parser(
         "resume",
         parents=[thread, common, review],
         help="finish a turn a failure or crash left unfinished",
+        description="Finish the turn a failure, a crash or Ctrl-C left unfinished on a thread, "
+        "without sending anything new (with --review, answer a handover waiting for review "
+        "first). Exits 3 when a handover is left waiting for your review.",
+        epilog=EXIT_STATUS,
     )
-    sub.add_parser("profiles", parents=[common], help="list the specialists of this build")
+    sub.add_parser(
+        "profiles",
+        parents=[common],
+        help="list the specialists of this build",
+        description="List the profiles of this build, the built-in specialists plus those of "
+        "--profiles DIR, with each one's marker, tools, source file and one-line description.",
+    )
     return parser
 
 
@@ -295,20 +341,32 @@ def _main_with(  # type: ignore[no-untyped-def]
         print(f"handover: error: {exc}", file=sys.stderr)
         return 2
     printer = Printer(out, profiles)
+    stop = StopRequest(on_request=printer.stopping)  # Ctrl-C during a turn
+    graph = stop.bind(graph)
     thread = args.thread or (
         "demo-" + uuid.uuid4().hex[:8] if args.command == "demo" else DEFAULT_THREAD
     )
     if args.command == "trail":
-        return _print_trail(graph, thread, printer)
+        return print_trail(graph, thread, printer)
     printer.say(_model_banner(ctx))
     printer.say(f"Thread: {thread}   checkpoints: {where}")
     try:
         if args.command in ("chat", "run", "resume"):
             _say_who_holds(graph, thread, printer)
-        _run_command(args, graph, thread, ctx, printer)
-    except KeyboardInterrupt:
+        _run_command(args, graph, thread, ctx, printer, stop)
+    except (KeyboardInterrupt, TurnStopped):
+        printer.idle()
         printer.say("\ninterrupted; the conversation is saved and continues on the next run")
         return 130
+    except ReviewWaiting:
+        printer.idle()
+        print(
+            f"handover: a handover on thread {thread!r} waits for your review, so the turn is "
+            f"not finished (exit {EXIT_REVIEW_WAITING}). Answer it with `handover resume "
+            f"--review --thread {thread}` (or `handover chat --review --thread {thread}`).",
+            file=sys.stderr,
+        )
+        return EXIT_REVIEW_WAITING
     except InputError as exc:  # refused before anything was stored
         printer.idle()
         print(f"handover: error: {exc}", file=sys.stderr)
@@ -355,46 +413,32 @@ def _say_who_holds(graph, thread: str, printer: Printer) -> None:  # type: ignor
     printer.say(line + ".")
 
 
-def failure_advice(graph, thread: str, exc: BaseException, *, in_chat: bool = False) -> str:  # type: ignore[no-untyped-def]
-    """The error, and what to do next: resume the stored turn, or try again (nothing stored)."""
-    text = f"handover: error: {type(exc).__name__}: {exc}"
-    try:
-        stored = has_unfinished_step(graph, thread_config(thread))
-    except Exception:  # noqa: BLE001 - the advice must not fail too
-        stored = False
-    if stored and in_chat:
-        return f"{text}\nYour message is saved; type 'resume' to finish its turn."
-    if stored:
-        return (
-            f"{text}\nYour message is saved and its turn is unfinished. `handover resume --thread "
-            f"{thread}` finishes it (running the same `handover run` again does too, without "
-            "sending the message twice)."
-        )
-    return f"{text}\nNothing of this turn was stored; fix the cause and send it again."
-
-
-def _run_command(args, graph, thread: str, ctx: HandoverContext, printer: Printer) -> None:  # type: ignore[no-untyped-def]
+def _run_command(  # type: ignore[no-untyped-def]
+    args, graph, thread: str, ctx: HandoverContext, printer: Printer, stop: StopRequest
+) -> None:
     prompter = Prompter(printer)
-    reviewer = TerminalReviewer(printer, prompter.ask)
+    reviewer = TerminalReviewer(printer, stop.interruptible(prompter.ask))
     if args.command == "run":
-        _turn(graph, args.message, thread, ctx, printer, reviewer if args.review else None)
+        _turn(graph, args.message, thread, ctx, printer, stop, reviewer if args.review else None)
+        _check_no_review_waits(graph, thread)
     elif args.command == "resume":
         if not has_unfinished_step(graph, thread_config(thread)):
             printer.say(f"Nothing to resume on thread {thread!r}.")
             return
         try:
-            values = run_turn(
+            values = take_turn(
                 graph,
                 None,
-                thread_id=thread,
+                thread=thread,
                 context=ctx,
                 on_event=printer,
-                on_review=reviewer if args.review else None,
-                live=True,
+                stop=stop,
+                reviewer=reviewer if args.review else None,
             )
         except ReviewDeferred:
             printer.say(DEFERRED)
-            return
+            raise ReviewWaiting(thread) from None
+        _check_no_review_waits(graph, thread)
         printer.say(f"   (next message goes to: {values.get('active_agent', ORCHESTRATOR)})")
     elif args.command == "demo":
         printer.say(
@@ -408,27 +452,34 @@ def _run_command(args, graph, thread: str, ctx: HandoverContext, printer: Printe
         if args.scenario == "deep":
             seed_long_conversation(graph, thread, DEEP_HISTORY_MESSAGES)
             printer.say(
-                f"(seeded an earlier conversation of {DEEP_HISTORY_MESSAGES} messages; "
-                f"request_full_history is capped at {ctx.full_history_max_tokens} tokens here)"
+                f"(seeded an earlier conversation of {plural(DEEP_HISTORY_MESSAGES, 'message')}; "
+                "request_full_history is capped at "
+                f"{plural(ctx.full_history_max_tokens, 'token')} here)"
             )
             script = DEEP_SCRIPT
         for text in script:
-            _turn(graph, text, thread, ctx, printer)
+            _turn(graph, text, thread, ctx, printer, stop)
         printer.say(f"\nDemo done. See the trail with: handover trail --thread {thread}")
-        _print_trail(graph, thread, printer)
+        print_trail(graph, thread, printer)
     else:
-        _chat(graph, thread, ctx, printer, prompter, reviewer)
+        chat(graph, thread, ctx, printer, prompter, reviewer, stop)
 
 
-DEFERRED = (
-    "⏸️  The handover waits for your review; it is asked first next time (`handover chat "
-    "--review`, `handover run --review ...` or `handover resume --review` on this thread)."
-)
+def _check_no_review_waits(graph, thread: str) -> None:  # type: ignore[no-untyped-def]
+    """ReviewWaiting when the command leaves a handover waiting for review."""
+    if thread_status(graph, thread)["reviews"]:
+        raise ReviewWaiting(thread)
 
 
-def _turn(
-    graph, text: str, thread: str, ctx: HandoverContext, printer: Printer, reviewer=None
-) -> None:  # type: ignore[no-untyped-def]
+def _turn(  # type: ignore[no-untyped-def]
+    graph,
+    text: str,
+    thread: str,
+    ctx: HandoverContext,
+    printer: Printer,
+    stop: StopRequest,
+    reviewer=None,
+) -> None:
     status = thread_status(graph, thread)
     if status["reviews"] and reviewer is None:  # refused before the message is shown or stored
         raise ReviewPending(f"thread {thread!r} has a handover waiting for review")
@@ -444,14 +495,14 @@ def _turn(
         printer(node, update)
 
     try:
-        values = run_turn(
+        values = take_turn(
             graph,
             text,
-            thread_id=thread,
+            thread=thread,
             context=ctx,
             on_event=on_event,
-            on_review=reviewer,
-            live=True,
+            stop=stop,
+            reviewer=reviewer,
             message_id=message_id,
         )
     except ReviewDeferred:
@@ -469,84 +520,6 @@ def _turn(
     printer.say(f"   (next message goes to: {active})")
 
 
-def _chat(
-    graph,
-    thread: str,
-    ctx: HandoverContext,
-    printer: Printer,
-    prompter: Prompter,
-    reviewer: TerminalReviewer,
-) -> None:  # type: ignore[no-untyped-def]
-    history = ChatHistory(
-        ctx.project_root, printer, readline=load_readline() if prompter.interactive else None
-    )
-    if prompter.interactive:
-        history.load()
-    printer.say(
-        "Type a message (Ctrl-D or 'exit' to leave, 'trail' for the handovers, 'resume' to "
-        "finish a turn that failed"
-        + ("; ↑/↓ recall earlier lines)." if history.readline is not None else ").")
-    )
-    # finish a step a crash left unfinished, or a review left waiting, before the first message
-    try:
-        values = run_turn(
-            graph,
-            None,
-            thread_id=thread,
-            context=ctx,
-            on_event=printer,
-            on_review=reviewer,
-            live=True,
-        )
-    except ReviewDeferred:
-        printer.say(DEFERRED)
-        values = graph.get_state(thread_config(thread)).values
-    except Exception as exc:  # keep the chat going; say what happened and what to do
-        printer.say(failure_advice(graph, thread, exc, in_chat=True))
-        values = graph.get_state(thread_config(thread)).values
-    finally:
-        printer.idle()
-    active = (values or {}).get("active_agent", ORCHESTRATOR)
-    while True:
-        try:
-            text = prompter.ask("🧑 You: ").strip()
-        except (EOFError, KeyboardInterrupt):
-            if prompter.interactive:  # the cursor is still after the prompt
-                printer.say("")
-            return
-        if text in ("exit", "quit"):
-            return
-        if prompter.interactive:
-            history.add(text)
-        if text == "trail":
-            _print_trail(graph, thread, printer)
-            continue
-        if not text:
-            continue
-        message = None if text == "resume" else text
-        printer.thinking(active)
-        try:
-            values = run_turn(
-                graph,
-                message,
-                thread_id=thread,
-                context=ctx,
-                on_event=printer,
-                on_review=reviewer,
-                live=True,
-            )
-        except ReviewDeferred:
-            printer.say(DEFERRED)
-            continue
-        except Exception as exc:  # keep the chat going; say what happened and what to do
-            printer.say(failure_advice(graph, thread, exc, in_chat=True))
-            continue
-        finally:
-            printer.idle()
-        active = values.get("active_agent", ORCHESTRATOR)
-        printer.say(f"   (next message goes to: {active})")
-
-
 def _print_profiles(profiles: ProfileRegistry, out: TextIO) -> int:
     count = (
         f"{plural(len(profiles), 'profile')} ({plural(len(profiles.specialists), 'specialist')})"
@@ -558,31 +531,6 @@ def _print_profiles(profiles: ProfileRegistry, out: TextIO) -> int:
         source = f"  [{profile.source}]" if profile.source and "/" in profile.source else ""
         print(f"{profile.label}  {name} ({role}){tools}{source}", file=out)
         print(f"    {profile.description}", file=out)
-    return 0
-
-
-def _print_trail(graph, thread: str, printer: Printer) -> int:  # type: ignore[no-untyped-def]
-    values = graph.get_state(thread_config(thread)).values
-    records = values.get("handovers") or []
-    if not values:
-        printer.say(f"No conversation on thread {thread!r} yet.")
-        return 1
-    printer.say(f"Handover trail of thread {thread!r} ({plural(len(records), 'event')}):")
-    for i, r in enumerate(records, 1):
-        if r["kind"] == "handover":
-            printer.say(
-                f"{i:>3}. {r['time']} 🔄 {r['from_agent']} -> {r['to_agent']} "
-                f"topic={r['topic']} return={r['return_condition']} "
-                f"tokens={r['estimated_tokens']}\n       📝 {r['reason']}\n"
-                f"       📄 {r['briefing_path']}"
-            )
-        elif r["kind"] == "refused":
-            printer.say(
-                f"{i:>3}. {r['time']} ⛔ {r['from_agent']} -> {r['to_agent']}: {r.get('error')}"
-            )
-        else:
-            printer.say(f"{i:>3}. {r['time']} ↩️  {r['from_agent']} -> orchestrator: {r['reason']}")
-    printer.say(f"Active agent: {values.get('active_agent', ORCHESTRATOR)}")
     return 0
 
 

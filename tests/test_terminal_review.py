@@ -61,7 +61,7 @@ def test_chat_review_asks_a_waiting_review_first_then_edits_approves_and_rejects
 ):
     # an earlier process left a handover waiting: its input ended at the question
     code, text = run_cli(monkeypatch, "", "run", HERO, "--review", "--thread", "rv")
-    assert code == 0
+    assert code == 3  # a handover waits for review
     assert "approve / edit / reject? [a/e/r]" in text
     assert "⏸️  The handover waits for your review" in text
     assert briefings(project) == []
@@ -143,7 +143,7 @@ def test_chat_review_asks_a_waiting_review_first_then_edits_approves_and_rejects
 def test_run_review_answers_from_stdin_and_a_waiting_review_blocks_plain_runs(project, monkeypatch):
     # the input ends at the question: the handover waits, nothing is written
     code, text = run_cli(monkeypatch, "", "run", HERO, "--review", "--thread", "w")
-    assert code == 0 and briefings(project) == []
+    assert code == 3 and briefings(project) == []  # 3: a handover waits for review
     # a plain run cannot send past it, and stores nothing
     code, _ = run_cli(monkeypatch, "", "run", "Make it darker.", "--thread", "w")
     assert code == 2

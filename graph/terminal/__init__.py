@@ -1,9 +1,11 @@
-"""The terminal: printing a live conversation, a spinner, prompts and history, reviews."""
+"""The terminal: printing a live conversation, a spinner, prompts and history, reviews,
+Ctrl-C."""
 
 from .printer import Printer, label_of
 from .prompts import ChatHistory, Prompter, load_readline
 from .review import ReviewDeferred, TerminalReviewer, package_lines
 from .spinner import Spinner, is_terminal
+from .stop import StopRequest, TurnStopped
 from .text import agent_label, agent_title, plural, tool_line
 
 __all__ = [
@@ -12,7 +14,9 @@ __all__ = [
     "Prompter",
     "ReviewDeferred",
     "Spinner",
+    "StopRequest",
     "TerminalReviewer",
+    "TurnStopped",
     "agent_label",
     "agent_title",
     "is_terminal",

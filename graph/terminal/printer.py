@@ -205,6 +205,11 @@ class Printer:
         """Show `<agent> is thinking… 3s` (TTY only) until the next output."""
         self.spinner.start(f"{agent_title(agent, self.profiles)} is thinking…")
 
+    def stopping(self) -> None:
+        """Ctrl-C was pressed: the spinner (if it turns) says the turn is stopping. Called from
+        a signal handler, so it writes nothing itself."""
+        self.spinner.relabel("stopping…")
+
     def idle(self) -> None:
         """Stop the spinner and end a streamed line: the terminal is the person's again."""
         self.spinner.stop()

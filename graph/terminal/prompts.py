@@ -52,11 +52,21 @@ class Prompter:
         self.interactive = _interactive(self.stdin, printer.out)
 
     def ask(self, prompt: str) -> str:
+        """The answer; EOFError at the end of input, KeyboardInterrupt on Ctrl-C (either way
+        the line after the prompt is ended)."""
         self.printer.idle()
         if self.interactive:
-            return input(prompt)
+            try:
+                return input(prompt)
+            except (EOFError, KeyboardInterrupt):
+                self.printer.say("")  # the cursor is still after the prompt
+                raise
         self.printer.write(prompt)
-        line = self.stdin.readline()
+        try:
+            line = self.stdin.readline()
+        except KeyboardInterrupt:
+            self.printer.say("")
+            raise
         if not line:
             self.printer.say("")
             raise EOFError

@@ -12,8 +12,8 @@ The package is shown readably, then `approve / edit / reject`:
 - reject (`r`): asks for a reason, which the caller (usually the orchestrator)
   reads; nothing is written and it answers you.
 
-The end of input (Ctrl-D, or a pipe that runs dry) leaves the handover waiting;
-it is asked again first the next time (`ReviewDeferred`).
+The end of input (Ctrl-D, or a pipe that runs dry) or Ctrl-C leaves the handover
+waiting; it is asked again first the next time (`ReviewDeferred`).
 """
 
 from __future__ import annotations
@@ -102,7 +102,7 @@ class TerminalReviewer:
     def ask(self, prompt: str) -> str:
         try:
             return self.ask_line(prompt)
-        except EOFError:
+        except (EOFError, KeyboardInterrupt):  # the input ended, or Ctrl-C: it keeps waiting
             raise ReviewDeferred("the handover waits for your review") from None
 
     def __call__(self, request: dict[str, Any]) -> dict[str, Any]:

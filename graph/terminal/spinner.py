@@ -71,6 +71,11 @@ class Spinner:
             )
             self._thread.start()
 
+    def relabel(self, label: str) -> None:
+        """A new label, drawn by the spinner's own thread: safe in a signal handler, which
+        must not write or wait for the lock."""
+        self.label, self.since = label, self.clock()
+
     def stop(self) -> None:
         thread, self._thread = self._thread, None
         if thread is None:
