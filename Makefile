@@ -1,5 +1,5 @@
 # Task commands. Each one uses the project's virtualenv; `make install` creates it.
-.PHONY: install test test-ci lint bench soak serve demo
+.PHONY: install test test-fast test-ci lint bench soak serve demo
 
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -9,6 +9,9 @@ install:
 
 test: install  ## the README's test command (PostgreSQL tests run when HANDOVER_POSTGRES_URL is set)
 	$(PY) -m pytest -q
+
+test-fast:  ## the quick loop: every test but the slow (process, kill, concurrency) and browser ones
+	$(PY) -m pytest -q -m "not slow and not browser"
 
 test-ci:  ## what CI runs: a throwaway PostgreSQL cluster, the linters, then the tests
 	bash .ci/run

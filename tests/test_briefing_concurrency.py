@@ -17,7 +17,11 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+
 from specialist_handover.nodes import perform_handover
+
+pytestmark = pytest.mark.slow
 
 PROCESSES = 8
 APPENDS_EACH = 50

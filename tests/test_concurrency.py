@@ -19,9 +19,13 @@ import threading
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from specialist_handover import build_graph
 from specialist_handover.graph.session import run_turn, sqlite_checkpointer, thread_config
 from tests.support.models import check_tool_history
+
+pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[1]
 TURNS = [

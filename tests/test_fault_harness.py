@@ -33,6 +33,8 @@ from tests.support.faults import (
     verify_store,
 )
 
+pytestmark = pytest.mark.slow
+
 SEED = 20260605
 
 

@@ -17,6 +17,8 @@ from specialist_handover.graph.session import run_turn, sqlite_checkpointer, thr
 from specialist_handover.state import HandoverContext
 from tests.support.models import RecordingOfflineModel, check_tool_history
 
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[1]
 HERO = "Please design the landing page hero with bold typography."
 

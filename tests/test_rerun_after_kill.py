@@ -23,6 +23,8 @@ import pytest
 from specialist_handover.graph import build_graph
 from specialist_handover.graph.session import close_checkpointer, sqlite_checkpointer, thread_config
 
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[1]
 FIRST = "Hello there, we are starting the marketing site."
 TURNS = {

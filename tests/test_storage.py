@@ -10,11 +10,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.channels import DeltaChannel
 
 from specialist_handover import build_graph
 from specialist_handover.graph.session import run_turn, sqlite_checkpointer, thread_config
+
+pytestmark = pytest.mark.slow
 
 SCRIPT = [
     "We decided to keep invoice ids stable; the billing code is in src/billing.py.",

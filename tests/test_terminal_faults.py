@@ -19,6 +19,8 @@ from specialist_handover.graph.session import sqlite_checkpointer, thread_config
 from tests.support.models import check_tool_history, model_responder
 from tests.support.openai_server import HTTPFault, OpenAICompatibleServer
 
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[1]
 HERO = "Please design the landing page hero with bold typography."
 

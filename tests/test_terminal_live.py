@@ -34,6 +34,8 @@ from tests.support import openai_server
 from tests.support.models import model_responder
 from tests.support.openai_server import OpenAICompatibleServer
 
+pytestmark = pytest.mark.slow
+
 EXE = shutil.which("handover") or str(Path(sys.executable).with_name("handover"))
 THINK_SECONDS = 1.5
 PIECE_SECONDS = 0.3
