@@ -1,9 +1,10 @@
-"""The `handover` console command: chat, run, demo, trail.
+"""The `handover` console command: chat, run, demo, trail, transcript.
 
 handover demo                      # scripted conversation on the offline model
 handover chat [--thread ID] [--review]   # interactive, line editing and history per project
 handover run "message" [--thread ID] [--review]
 handover trail [--thread ID]       # the thread's handovers with tokens and briefing paths
+handover transcript [--thread ID] [--json]   # the whole conversation, archived turns included
 handover profiles                  # the specialists of this build (built-ins plus --profiles DIR)
 handover --version
 
@@ -60,7 +61,14 @@ from .terminal import (
     label_of,
     plural,
 )
-from .terminal.chat import DEFERRED, chat, failure_advice, print_trail, take_turn
+from .terminal.chat import (
+    DEFERRED,
+    chat,
+    failure_advice,
+    print_trail,
+    print_transcript,
+    take_turn,
+)
 from .terminal.review import EDIT_HELP
 
 __all__ = ["Printer", "failure_advice", "label_of", "main"]
@@ -228,6 +236,17 @@ def _parser() -> argparse.ArgumentParser:
         "package's token count and briefing file, then who holds the thread. Exits 1 when the "
         "thread has no conversation yet.",
     )
+    transcript = sub.add_parser(
+        "transcript",
+        parents=[thread, common],
+        help="print a thread's whole conversation",
+        description="Print a thread's whole conversation, oldest first: the archived turns (the "
+        "graph state keeps the newest 200 or so messages) and the recent ones. Exits 1 when "
+        "the thread has no conversation yet.",
+    )
+    transcript.add_argument(
+        "--json", action="store_true", help="LangChain's message dicts, as a JSON list"
+    )
     sub.add_parser(
         "resume",
         parents=[thread, common, review],
@@ -296,7 +315,7 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int
         return 2
     if args.command == "profiles":
         return _print_profiles(profiles, out)
-    if args.command not in ("trail",):
+    if args.command not in ("trail", "transcript"):
         try:  # the provider must resolve and have its key before a message is stored
             model_from_string(ctx.model, profiles=profiles)
         except Exception as exc:  # noqa: BLE001 - any reason the model cannot be made
@@ -348,6 +367,8 @@ def _main_with(  # type: ignore[no-untyped-def]
     )
     if args.command == "trail":
         return print_trail(graph, thread, printer)
+    if args.command == "transcript":
+        return print_transcript(graph, thread, printer, as_json=args.json)
     printer.say(_model_banner(ctx))
     printer.say(f"Thread: {thread}   checkpoints: {where}")
     try:

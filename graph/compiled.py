@@ -22,10 +22,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import BaseMessage, ToolMessage
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
 
 from ..nodes.briefing.redact import redact
+from ..nodes.history.archive import stored_trail, stored_transcript
 from ..nodes.history.conversation import pending_tool_calls
 from ..nodes.models.resolve import ModelChoice, model_from_string
 from ..specialists import ORCHESTRATOR_PROFILE
@@ -84,6 +86,22 @@ class HandoverGraph(CompiledStateGraph):
         """The graph's agents: `orchestrator` and every specialist profile."""
         profiles = self.handover_models.profiles if self.handover_models else {}
         return [ORCHESTRATOR, *(name for name in profiles if name != ORCHESTRATOR_PROFILE)]
+
+    def transcript(self, config: Any) -> list[BaseMessage]:
+        """The whole conversation of the thread in `config`, oldest first: the archived turns
+        (the state keeps a working window of the newest, `nodes/history/archive.py`) and the
+        window. Up to the config's `checkpoint_id` when it names one."""
+        window = self.get_state(config).values.get("messages") or []
+        return stored_transcript(self._saver(), config, window)
+
+    def trail(self, config: Any) -> list[dict[str, Any]]:
+        """The whole handover trail of the thread in `config` (the state keeps the newest)."""
+        window = self.get_state(config).values.get("handovers") or []
+        return stored_trail(self._saver(), config, window)
+
+    def _saver(self) -> BaseCheckpointSaver | None:
+        saver = self.checkpointer
+        return saver if isinstance(saver, BaseCheckpointSaver) else None
 
     def get_output_jsonschema(self, config: Any = None) -> dict[str, Any]:
         """LangGraph's output schema, `active_agent` an enum of this build's agents (Studio)."""

@@ -45,7 +45,8 @@ configurable keys into."""
 class MemberRun:
     """What an agent's node hands its tools and middleware in process (never checkpointed).
 
-    `conversation` is the whole stored conversation (stage 2 reads it); `call_ids`
+    `conversation` is the state's working window of the conversation and `archive()` the
+    whole conversation, archived turns included (stage 2 reads it; read on demand); `call_ids`
     the tool-call ids it already uses (a reply must not repeat one: a handover's
     id names its briefing entry); `counter` is this agent's token counter in this
     run and `model()` its chat model (made on first use: stage 2 summarises with it).
@@ -58,6 +59,13 @@ class MemberRun:
     package_text: str = ""
     counter: TokenCounter | None = None
     model: Callable[[], Any] = lambda: None
+    archive: Callable[[], Sequence[BaseMessage]] | None = None
+    view_ids: frozenset[str] = frozenset()
+    """Ids of the messages the agent was started with (a transfer carries only the others)."""
+
+    def whole_conversation(self) -> Sequence[BaseMessage]:
+        """The whole conversation: the archive when there is one, else the window."""
+        return self.archive() if self.archive is not None else self.conversation
 
 
 def current_member() -> MemberRun | None:

@@ -43,6 +43,16 @@ ORCHESTRATOR_SUMMARY_WORDS = 150
 TRAIL_LINES = 8
 """Trail entries the orchestrator is shown."""
 
+WINDOW_MESSAGES = 200
+"""Messages the graph state keeps at least (what `get_state`, Studio and chat UIs show); older
+whole turns are archived in the checkpointer's write log (`nodes/history/archive.py`)."""
+WINDOW_SLACK = 50
+"""Messages the window may grow past `WINDOW_MESSAGES` before the oldest turns are archived
+(archiving then happens once every ~20 turns, not on every step)."""
+
+TRAIL_WINDOW = 100
+"""Trail records the graph state keeps (the newest); the whole trail is in the write log."""
+
 UPPER_BOUNDS = {"max_turns": 100, "max_handovers_per_turn": 20, "model_attempts": 10}
 """Bounds that keep every run finite (the graph's recursion limit is sized for them)."""
 LOWER_BOUNDS = {"max_input_tokens": 4000}

@@ -14,6 +14,7 @@ from langgraph.channels import DeltaChannel
 from pydantic import Field
 from typing_extensions import TypedDict
 
+from .defaults import TRAIL_WINDOW
 from .messages import merge_messages
 
 ORCHESTRATOR = "orchestrator"
@@ -27,19 +28,15 @@ RETURN_CONDITIONS: dict[str, str] = {
 }
 
 
-SNAPSHOT_EVERY = 100
-"""Writes between full snapshots of the conversation (about every 25 turns).
-
-Measured over 300 turns (README, *Running at scale*): 25, 50, 100 and 200 give
-47, 40, 37 and 34 MB of SQLite; 25 to 100 take the same time a turn, 200 is
-slower (a read replays more writes).
-"""
-TRAIL_SNAPSHOT_EVERY = 32
-"""The trail is written about a third as often: its snapshots come as often in turns."""
+SNAPSHOT_EVERY = 20
+"""Writes between snapshots of the conversation's working window (about every 5 turns): a
+run loads the last snapshot and replays the writes since (docs/SCALE.md has the figures)."""
+TRAIL_SNAPSHOT_EVERY = 8
+"""The trail is written about a third as often: its snapshots come about as often in turns."""
 
 
-def merge_trail(state: list[dict] | None, writes: list) -> list[dict]:  # type: ignore[type-arg]
-    """The trail's batch reducer (for `DeltaChannel`): appends each write's records."""
+def append_trail(state: list[dict] | None, writes: list) -> list[dict]:  # type: ignore[type-arg]
+    """Each write's records appended (the whole trail, as `handover trail` reads it)."""
     merged = list(state or [])
     for write in writes:
         if isinstance(write, dict):
@@ -47,6 +44,14 @@ def merge_trail(state: list[dict] | None, writes: list) -> list[dict]:  # type: 
         elif isinstance(write, list):
             merged.extend(record for record in write if isinstance(record, dict))
     return merged
+
+
+def merge_trail(state: list[dict] | None, writes: list) -> list[dict]:  # type: ignore[type-arg]
+    """The trail's batch reducer (for `DeltaChannel`): appends each write's records and keeps
+    the last `TRAIL_WINDOW` in the state (keeping the last n of appends does not depend on how
+    they are batched); the whole trail stays in the write log (`history/archive.py`)."""
+    merged = append_trail(state, writes)
+    return merged[-TRAIL_WINDOW:] if len(merged) > TRAIL_WINDOW else merged
 
 
 class HandoverRecord(TypedDict):

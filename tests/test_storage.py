@@ -1,21 +1,24 @@
 """Storage grows linearly: the conversation and the trail are DeltaChannels.
 
-A checkpoint stores the step's writes (and, now and then, a snapshot), not the
-whole list again; every stored message has a stable id; `get_state` and
-`get_state_history` still return every message.
+A checkpoint stores the step's writes (and, now and then, a snapshot of the
+working window), not the whole list again; every stored message has a stable id;
+`get_state` and `get_state_history` return the window, `transcript()` every
+message.
 """
 
 from __future__ import annotations
 
 import os
+import statistics
 from pathlib import Path
 
 import pytest
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langgraph.channels import DeltaChannel
 
 from specialist_handover import build_graph
 from specialist_handover.graph.session import run_turn, sqlite_checkpointer, thread_config
+from specialist_handover.state.defaults import WINDOW_MESSAGES, WINDOW_SLACK
 
 pytestmark = pytest.mark.slow
 
@@ -44,25 +47,49 @@ def test_the_conversation_and_the_trail_are_delta_channels():
     assert isinstance(graph.channels["handovers"], DeltaChannel)
 
 
-def test_300_turns_take_at_most_3_5_times_the_bytes_of_100(tmp_path):
+def test_300_turns_take_at_most_3_5_times_the_bytes_of_100_and_a_turn_does_not_grow(
+    tmp_path, monkeypatch
+):
+    """Storage grows linearly, and the work of a turn does not grow with the thread: the
+    message objects a turn builds (loading the thread, views, replies) are counted, not
+    timed, and stay flat once the working window is full."""
     root = tmp_path / "project"
     root.mkdir()
     db = tmp_path / "cp.sqlite"
     graph = build_graph(checkpointer=sqlite_checkpointer(str(db)))
     context = {"project_root": str(root), "model": "offline"}
-    sizes = {}
+    built = [0]
+    original = BaseMessage.__init__
+
+    def counting(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        built[0] += 1
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(BaseMessage, "__init__", counting)
+    sizes, work = {}, {}
     for turn in range(1, 301):
+        built[0] = 0
         run_turn(
             graph, f"(turn {turn}) {SCRIPT[turn % len(SCRIPT)]}", thread_id="t", context=context
         )
+        work[turn] = built[0]
         if turn in (100, 300):
             sizes[turn] = db_bytes(db)
     ratio = sizes[300] / sizes[100]
     print(f"storage: {sizes[100]:,} B after 100 turns, {sizes[300]:,} B after 300: {ratio:.2f}x")
     assert ratio <= 3.5  # quadratic growth would give about 9
+
+    def around(turn: int) -> float:
+        return statistics.median(work[t] for t in range(turn - 13, turn + 1))  # two scripts
+
+    print(f"messages built a turn: {around(14)} at turn 14, {around(150)}, {around(300)}")
+    assert around(300) <= 1.1 * around(150)  # before the window: about 2x (the list doubled)
+    # a turn builds the window a few times at most (the thread holds over 1,000 messages)
+    assert around(300) <= 3 * (WINDOW_MESSAGES + WINDOW_SLACK)
     values = graph.get_state(thread_config("t")).values
-    asked = [m for m in values["messages"] if isinstance(m, HumanMessage)]
-    assert len(asked) == 300  # every message is still there
+    assert len(values["messages"]) <= WINDOW_MESSAGES + WINDOW_SLACK
+    asked = [m for m in graph.transcript(thread_config("t")) if isinstance(m, HumanMessage)]
+    assert len(asked) == 300  # every message is still there, archived or in the window
 
 
 def test_every_stored_message_has_a_stable_id_and_history_returns_every_message(tmp_path, ctx):

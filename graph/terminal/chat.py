@@ -9,12 +9,15 @@ comes back.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import HumanMessage, ToolMessage, messages_to_dict
 from langgraph.graph.state import CompiledStateGraph
 
+from ...nodes.history.conversation import speaker
 from ...state import ORCHESTRATOR, HandoverContext, message_text
+from ..compiled import HandoverGraph
 from ..session import has_unfinished_step, run_turn, thread_config
 from .printer import Printer
 from .prompts import ChatHistory, Prompter, load_readline
@@ -97,8 +100,10 @@ def _last_user_text(snapshot: Any) -> str | None:
 
 def print_trail(graph: CompiledStateGraph, thread: str, printer: Printer) -> int:
     """The thread's handovers, returns and refusals, numbered; 1 when the thread is empty."""
-    values = graph.get_state(thread_config(thread)).values  # type: ignore[arg-type]
-    records = values.get("handovers") or []
+    config = thread_config(thread)
+    values = graph.get_state(config).values  # type: ignore[arg-type]
+    records = graph.trail(config) if isinstance(graph, HandoverGraph) else values.get("handovers")
+    records = records or []
     if not values:
         printer.say(f"No conversation on thread {thread!r} yet.")
         return 1
@@ -118,6 +123,33 @@ def print_trail(graph: CompiledStateGraph, thread: str, printer: Printer) -> int
         else:
             printer.say(f"{i:>3}. {r['time']} ↩️  {r['from_agent']} -> orchestrator: {r['reason']}")
     printer.say(f"Active agent: {values.get('active_agent', ORCHESTRATOR)}")
+    return 0
+
+
+def print_transcript(
+    graph: CompiledStateGraph, thread: str, printer: Printer, *, as_json: bool = False
+) -> int:
+    """The thread's whole conversation, archived turns included, oldest first (as JSON with
+    `as_json`: LangChain's message dicts); 1 when the thread is empty."""
+    config = thread_config(thread)
+    if isinstance(graph, HandoverGraph):
+        messages = graph.transcript(config)
+    else:
+        messages = graph.get_state(config).values.get("messages") or []  # type: ignore[arg-type]
+    if not messages:
+        printer.say(f"No conversation on thread {thread!r} yet.")
+        return 1
+    if as_json:
+        printer.say(json.dumps(messages_to_dict(messages), ensure_ascii=False, indent=1))
+        return 0
+    printer.say(f"Transcript of thread {thread!r} ({plural(len(messages), 'message')}):")
+    for i, message in enumerate(messages, 1):
+        who = speaker(message)
+        if isinstance(message, ToolMessage):
+            who = f"tool {message.name or ''}".strip()
+        calls = [c["name"] for c in getattr(message, "tool_calls", None) or []]
+        text = message_text(message).strip() or (f"(calls {', '.join(calls)})" if calls else "")
+        printer.say(f"{i:>4}. {who}: {text}")
     return 0
 
 

@@ -58,6 +58,7 @@ from ...state.defaults import (
 from ..handover.package import HANDOVER_SENDER, package_message
 from ..handover.trail import describe_trail, return_hop, return_update
 from ..handover.transfer import TRANSFERS, transferred_messages
+from ..history.archive import archive_removals, config_checkpointer, stored_transcript
 from ..history.budget import fit_messages
 from ..history.conversation import messages_since, own_view, pending_tool_calls, window_of_turns
 from ..history.extractive import extractive_summary
@@ -136,11 +137,14 @@ def make_agent_node(  # type: ignore[no-untyped-def]
         counter = models.counter_for(profile.name, ctx)
         view = fit_messages(view_of(name, state), budget=ctx.max_input_tokens, counter=counter)
         taken = used_call_ids(messages)
+        seen = {m.id for m in view if m.id}
         member = MemberRun(
             agent=name,
             profile=profile.name,
             conversation=messages,
+            archive=lambda: stored_transcript(config_checkpointer(config), config, messages),
             call_ids=frozenset(taken),
+            view_ids=frozenset(seen),
             package_text="" if orchestrator else str(handover.get("rendered") or ""),
             counter=counter,
             model=lambda: models.model_for(profile.name, ctx),
@@ -157,7 +161,6 @@ def make_agent_node(  # type: ignore[no-untyped-def]
                     "persona_marker": profile.marker,
                 },
             }
-            seen = {m.id for m in view}
             result = [m for m in run_member(agent, view, calls, run_config) if m.id not in seen]
         added = stored_replies(
             result,
@@ -168,7 +171,7 @@ def make_agent_node(  # type: ignore[no-untyped-def]
             label=label,
         )
         update: dict[str, Any] = {
-            "messages": added,
+            "messages": [*archive_removals(messages, len(added)), *added],
             "agent_turns": calls + sum(isinstance(m, AIMessage) for m in added),
         }
         if new_user_turn:

@@ -67,9 +67,12 @@ def index_of(messages: Sequence[BaseMessage], message_id: str | None) -> int:
 
 
 def messages_since(messages: Sequence[AnyMessage], anchor_id: str | None) -> list[AnyMessage]:
-    """Messages after the anchor (a handover's tool message); [] when the anchor is last."""
+    """Messages after the anchor (a handover's tool message); [] when the anchor is last or
+    there is none; all of them when the anchor was archived (it is older than the window)."""
+    if not anchor_id:
+        return []
     i = index_of(messages, anchor_id)
-    return list(messages[i + 1 :]) if i >= 0 else []
+    return list(messages[i + 1 :])
 
 
 def last_ai_index(messages: Sequence[BaseMessage]) -> int:
