@@ -88,6 +88,7 @@ def build_graph(
         raise TypeError(f"store must be a LangGraph store, got {type(store).__name__}")
     registry = resolve_profiles(profiles)
     models = ModelChoice(model, registry)
+    _load_vocabulary(models)
     own = check_agents(agents, registry)
     user_tools = check_tools(tools, registry, own)
 
@@ -223,3 +224,13 @@ def agent_tools(
         seen.add(item.name)
         found.append(item)
     return found
+
+
+def _load_vocabulary(models: ModelChoice) -> None:
+    """Load the default context's token vocabulary now (once a process; about 0.3 s for
+    o200k_base), so a thread's first turn costs what its later turns do. A vocabulary that
+    cannot load here fails the first count instead, with its own error."""
+    try:
+        models.counter_for(ORCHESTRATOR_PROFILE, HandoverContext()).count_text("warm")
+    except Exception:  # noqa: BLE001 - only a warm-up: a real count reports the problem
+        return

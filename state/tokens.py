@@ -36,6 +36,10 @@ TOKENS_PER_TOOL_CALL_ID = 3
 REPLY_PRIMING = 3
 # a first guess of how many characters hold a token, when encoding only a prefix
 PROBE_CHARS_PER_TOKEN = 8
+COUNT_CACHE_ENTRIES = 4096
+COUNT_CACHE_CHARS = 8192
+"""A counter remembers the counts of up to 4,096 texts of up to 8,192 characters each (32 MiB
+of ASCII at worst; a conversation's recent turns and prompts take far less)."""
 
 _SHIPPED = {"o200k_base": "o200k_base.tiktoken.gz", "cl100k_base": "cl100k_base.tiktoken.gz"}
 _lock = threading.Lock()
@@ -195,14 +199,27 @@ class TokenCounter:
 
     def __init__(self, encoding: str | tiktoken.Encoding = DEFAULT_ENCODING) -> None:
         self.encoding = get_encoding(encoding) if isinstance(encoding, str) else encoding
+        self._counts: dict[str, int] = {}
 
     @classmethod
     def for_model(cls, model: str | None) -> TokenCounter:
         return cls(encoding_name_for_model(model))
 
     def count_text(self, text: str) -> int:
-        """Tokens in plain text (special-token strings are counted as ordinary text)."""
-        return len(self.encoding.encode(text, disallowed_special=()))
+        """Tokens in plain text (special-token strings are counted as ordinary text).
+
+        Counts are remembered (up to `COUNT_CACHE_ENTRIES` texts of at most
+        `COUNT_CACHE_CHARS` characters): every turn counts the same prompts, tool schemas and
+        recent messages again, and hashing a text costs far less than encoding it."""
+        if len(text) > COUNT_CACHE_CHARS:
+            return len(self.encoding.encode(text, disallowed_special=()))
+        found = self._counts.get(text)
+        if found is None:
+            found = len(self.encoding.encode(text, disallowed_special=()))
+            if len(self._counts) >= COUNT_CACHE_ENTRIES:
+                self._counts.clear()
+            self._counts[text] = found
+        return found
 
     def exceeds(self, text: str, limit: int) -> bool:
         """True when `text` holds more than `limit` tokens; encodes only as much as it must."""

@@ -153,6 +153,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from .redact_assignments import ASSIGNMENT_RULE
 from .redact_commands import COMMAND_RULES
@@ -243,13 +244,32 @@ class Redaction:
         return sum(self.counts.values())
 
 
+REMEMBERED_CHARS = 8192
+"""Texts up to this long have their redaction remembered, the last 1,024 of them (a handover
+redacts its summary, reason and decisions for the package, the briefing and the trail; the
+rules are pure)."""
+
+
 def redact(text: str) -> Redaction:
     """Replace every secret in `text` with `[REDACTED:<kind>]` and count them by kind."""
+    if len(text) <= REMEMBERED_CHARS:
+        redacted, counts = _remembered(text)
+        return Redaction(redacted, dict(counts))
+    return Redaction(*_redact(text))
+
+
+@lru_cache(maxsize=1024)
+def _remembered(text: str) -> tuple[str, tuple[tuple[str, int], ...]]:
+    redacted, counts = _redact(text)
+    return redacted, tuple(counts.items())
+
+
+def _redact(text: str) -> tuple[str, dict[str, int]]:
     counts: Counter[str] = Counter()
     lowered = text.lower()
     for step in _STEPS:
         text = step(text, lowered, counts)
-    return Redaction(text, dict(counts))
+    return text, dict(counts)
 
 
 def redact_all(texts: Iterable[str]) -> tuple[list[str], dict[str, int]]:

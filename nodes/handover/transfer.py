@@ -9,7 +9,7 @@ recent turns, the project root and the budgets) and, for a specialist,
 Handing over and handing back are *transfers*. The tool ends the agent's run at
 once, the way langgraph-swarm's handoff tools do: it returns a `Command` to the
 parent graph, which LangGraph raises out of any agent loop. It carries the
-agent's messages; the agent's node in the handover graph keeps what the agent
+messages the agent added to its view; the agent's node in the handover graph keeps what the agent
 added and leaves the transfer call unanswered for the handover node, which
 answers it: a handover carried out, a return, or an `ERROR:` the agent acts on.
 
@@ -89,7 +89,9 @@ def transfer(runtime: ToolRuntime[Any], name: str) -> Command[Any] | ToolMessage
     chosen = chosen_transfer(reply.tool_calls)
     if chosen is None or chosen.get("id") != runtime.tool_call_id:
         return refuse(transfer_refusal({"name": name}, chosen or {}))
-    return Command(graph=Command.PARENT, update={TRANSFER_KEY: messages})
+    member = member_of(runtime)
+    added = [m for m in messages if m.id not in member.view_ids] if member else messages
+    return Command(graph=Command.PARENT, update={TRANSFER_KEY: added})
 
 
 def transferred_messages(exc: ParentCommand) -> list[BaseMessage] | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import cache
 
 from langchain_core.tools import BaseTool
 
@@ -12,10 +13,19 @@ CounterFor = Callable[[HandoverContext], TokenCounter]
 
 
 def workspace_tool_set(counter_for: CounterFor) -> list[BaseTool]:
-    """Read-only `list_files`, `read_file` and `search_files`, confined to the project root."""
+    """Read-only `list_files`, `read_file` and `search_files`, confined to the project root.
+
+    Made once per process and shared by every agent and build (their schemas cost pydantic
+    about 10 ms a tool to make): the tools take the project root from the run context and the
+    token counter from the running agent (its `MemberRun`, the same `counter_for` gives)."""
+    return list(_shared_workspace_tools())
+
+
+@cache
+def _shared_workspace_tools() -> tuple[BaseTool, ...]:
     from .workspace import make_workspace_tools
 
-    return make_workspace_tools(counter_for=counter_for)
+    return tuple(make_workspace_tools())
 
 
 TOOL_SETS: dict[str, Callable[[CounterFor], list[BaseTool]]] = {

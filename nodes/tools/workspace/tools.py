@@ -10,6 +10,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import Field, ValidationError, WithJsonSchema
 
 from ....state import HandoverContext, TokenCounter, coerce_context, token_counter
+from ....state.agent import current_member
 from .errors import _failed
 from .limits import MAX_LINE_CHARS, MAX_READ_LINES, WORKSPACE_MAX_TOKENS
 from .listing import list_files
@@ -129,7 +130,13 @@ def _run_tool(
     """Resolve the run's context and counter, then call a pure function; never raise."""
     try:
         ctx = coerce_context(getattr(runtime, "context", None))
-        counter = counter_for(ctx) if counter_for else token_counter()
+        member = current_member()
+        if counter_for is not None:
+            counter = counter_for(ctx)
+        elif member is not None and member.counter is not None:
+            counter = member.counter  # the agent's own, in the handover graph
+        else:
+            counter = token_counter(ctx.model)
         return call(ctx.project_root, counter)
     except Exception as exc:
         return _failed(name, exc)
