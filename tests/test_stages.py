@@ -151,3 +151,26 @@ def test_a_real_model_condenses_older_turns_for_stage_2(ctx):
         r for r in specialist.requests if "Summarise this conversation excerpt" in system_text(r)
     ]
     assert len(summarizer_calls) == 1
+
+
+def test_stage_2_does_not_repeat_an_earlier_full_history(ctx):
+    """A second request_full_history stubs the first one's result instead of nesting it."""
+    specialist = ScriptedChatModel(
+        script=[ai_call("request_full_history"), AIMessage(content="done")] * 2,
+        fallback=lambda messages: AIMessage(content="done"),
+    )
+    graph = build_graph(
+        checkpointer=InMemorySaver(),
+        model={"frontend_designer": specialist, "default": RecordingOfflineModel()},
+    )
+    seed(graph, "t", 40)
+    say(graph, HERO, ctx)
+    values = say(graph, HERO + " Now the footer.", ctx)
+    results = [
+        m.content
+        for m in values["messages"]
+        if isinstance(m, ToolMessage) and m.name == "request_full_history"
+    ]
+    assert len(results) == 2
+    assert results[1].count("FULL HISTORY") == 1
+    assert "an earlier request_full_history result, not repeated here" in results[1]

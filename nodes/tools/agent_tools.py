@@ -9,12 +9,18 @@ tool serves every agent. Outside the graph they answer with an `ERROR:`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from langchain.tools import ToolRuntime
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, get_buffer_string
+from langchain_core.messages import (
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+    get_buffer_string,
+)
 from langchain_core.tools import tool
 
 from ...state import (
@@ -55,6 +61,20 @@ def model_summarizer(
     return summarize
 
 
+EARLIER_FULL_HISTORY = "(an earlier request_full_history result, not repeated here)"
+
+
+def without_full_histories(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+    """The conversation with earlier stage-2 results stubbed: each holds the whole history of
+    its time, so repeating them would nest copy in copy."""
+    return [
+        m.model_copy(update={"content": EARLIER_FULL_HISTORY})
+        if isinstance(m, ToolMessage) and m.name == FULL_HISTORY
+        else m
+        for m in messages
+    ]
+
+
 def member_of(runtime: ToolRuntime[Any]) -> MemberRun | None:
     """The node's `MemberRun` for the agent this tool runs in, or None outside the graph."""
     found = (runtime.config.get("configurable") or {}).get(MEMBER_RUN_KEY)
@@ -70,7 +90,7 @@ def request_full_history(runtime: ToolRuntime[HandoverContext]) -> str:
         return OUTSIDE.format(tool=FULL_HISTORY)
     ctx = coerce_context(runtime.context)
     return build_full_history(
-        member.conversation,
+        without_full_histories(member.whole_conversation()),
         package_text=member.package_text,
         max_tokens=ctx.full_history_max_tokens,
         counter=member.counter or token_counter(ctx.model),
