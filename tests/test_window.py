@@ -153,6 +153,16 @@ def test_handover_transcript_prints_the_whole_conversation(long_thread):
     dicts = json.loads(out.stdout[out.stdout.index("[") :])
     assert len(dicts) == 480
     assert dicts[0]["data"]["content"] == "Request #0"
+    trail = subprocess.run(
+        [sys.executable, "-m", "specialist_handover.graph.cli", "trail", *common],
+        capture_output=True,
+        text=True,
+        cwd=REPO.parent,
+        env={"PYTHONPATH": str(REPO.parent), "PATH": "/usr/bin:/bin"},
+        timeout=120,
+    )
+    assert trail.returncode == 0, trail.stderr
+    assert "(240 events)" in trail.stdout and "topic=topic-0 " in trail.stdout
 
 
 def test_stage_2_reads_the_archived_turns(long_thread):
@@ -219,3 +229,20 @@ def test_archive_removals_cut_before_a_user_message_and_keep_at_least_the_window
     removals = archive_removals(messages, keep=30, slack=10)
     kept = messages[len(removals) :]
     assert len(kept) >= 30 and isinstance(kept[0], AIMessage)
+
+
+@pytest.mark.parametrize("saver", ["sqlite", "memory"])
+def test_messages_written_with_update_state_are_in_the_transcript(tmp_path, saver):
+    """update_state stores its value whole (no write holds it): the transcript reads it too."""
+    checkpointer = _saver(tmp_path / "c.sqlite") if saver == "sqlite" else InMemorySaver()
+    graph = build_graph(checkpointer=checkpointer, model=HandingOver())
+    cfg = {"configurable": {"thread_id": "t"}}
+    seeded = []
+    for i in range(300):
+        seeded += [HumanMessage(f"point {i}"), AIMessage(f"noted {i}", name="orchestrator")]
+    graph.update_state(cfg, {"messages": seeded}, as_node="orchestrator")
+    _say(graph, "Request #0", {"project_root": str(tmp_path), "model": "offline"})
+    assert len(graph.get_state(cfg).values["messages"]) <= WINDOW_MESSAGES + WINDOW_SLACK
+    texts = [m.text for m in graph.transcript(cfg)]
+    assert texts[:600] == [m.text for m in seeded]
+    assert texts[600] == "Request #0" and len(texts) == 604

@@ -24,7 +24,8 @@ falls before an assistant message.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+import json
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import (
@@ -89,10 +90,14 @@ def stored_transcript(
     checkpoint chain (root namespace, up to the checkpoint in `config` or the latest),
     replayed without the archival removals, then `window` (the state's current messages,
     which may be newer than the last checkpoint) merged in by id."""
-    writes: list[Any] = []
+    merged: list[Any] = []
     if checkpointer is not None:
-        writes = [_without_archival(w) for w in _channel_writes(checkpointer, config, "messages")]
-    merged = merge_messages([], [*writes, list(window)])
+        for kind, value in _channel_history(checkpointer, config, "messages"):
+            if kind == "seed":  # a value stored whole (update_state): what it adds
+                merged = merge_messages(merged, [_seed_messages(value)])
+            else:
+                merged = merge_messages(merged, [_without_archival(value)])
+    merged = merge_messages(merged, [list(window)])
     return list(convert_to_messages(merged)) if merged else []
 
 
@@ -106,12 +111,27 @@ def stored_trail(
     records of `window` (the state's) that the stored ones do not end with."""
     stored: list[dict[str, Any]] = []
     if checkpointer is not None:
-        stored = append_trail([], _channel_writes(checkpointer, config, "handovers"))
-    window = list(window)
+        for kind, value in _channel_history(checkpointer, config, "handovers"):
+            stored = (
+                _joined(stored, _seed_messages(value))
+                if kind == "seed"
+                else append_trail(stored, [value])
+            )
+    return _joined(stored, list(window))
+
+
+def _joined(stored: list[dict[str, Any]], window: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`stored` and then what `window` (the newest records) adds after their overlap."""
     for overlap in range(min(len(stored), len(window)), 0, -1):
         if stored[-overlap:] == window[:overlap]:
             return stored + window[overlap:]
     return stored + window
+
+
+def _seed_messages(value: Any) -> list[Any]:
+    """The list a stored channel value holds (a `DeltaChannel` snapshot or a plain list)."""
+    value = getattr(value, "value", value)
+    return list(value) if isinstance(value, list) else []
 
 
 def config_checkpointer(config: Mapping[str, Any]) -> BaseCheckpointSaver | None:
@@ -128,43 +148,54 @@ def _root_config(config: Mapping[str, Any]) -> dict[str, Any]:
     return {"configurable": out}
 
 
-def _channel_writes(
+SEEDED = ("update", "fork")
+"""Checkpoints whose channel values were stored whole (`update_state`, a fork) rather than
+written by a step: their values may hold messages no write holds."""
+
+
+def _channel_history(
     checkpointer: BaseCheckpointSaver, config: Mapping[str, Any], channel: str
-) -> list[Any]:
-    """The values written to `channel` along the chain ending at the config's checkpoint,
-    oldest first, in the order LangGraph applied them."""
+) -> list[tuple[str, Any]]:
+    """What built `channel` along the chain ending at the config's checkpoint, oldest first:
+    ("seed", value) for a value stored whole, ("write", value) for each write, in the order
+    LangGraph applied them."""
     root = _root_config(config)
     if root["configurable"]["thread_id"] is None:
         return []
-    fast = _sqlite_writes(checkpointer, root, channel)
+    fast = _sqlite_history(checkpointer, root, channel)
     if fast is not None:
         return fast
-    return list(_walked_writes(checkpointer, root, channel))
+    return _walked_history(checkpointer, root, channel)
 
 
-def _walked_writes(
+def _walked_history(
     checkpointer: BaseCheckpointSaver, config: dict[str, Any], channel: str
-) -> Iterator[Any]:
+) -> list[tuple[str, Any]]:
     """Any saver: walk `get_tuple` and `parent_config` from the head (each checkpoint's
     pending writes are the step that follows it, in LangGraph's order)."""
-    chain: list[list[Any]] = []
+    chain: list[list[tuple[str, Any]]] = []
     head = checkpointer.get_tuple(config)  # type: ignore[arg-type]
-    cursor = head.parent_config if head is not None else None
-    while cursor is not None:
-        found = checkpointer.get_tuple(cursor)
-        if found is None:
-            break
-        chain.append([w[2] for w in found.pending_writes or [] if w[1] == channel])
-        cursor = found.parent_config
-    for step in reversed(chain):
-        yield from step
+    found = head
+    while found is not None:
+        step: list[tuple[str, Any]] = []
+        if (found.metadata or {}).get("source") in SEEDED:
+            value = found.checkpoint["channel_values"].get(channel)
+            if value is not None:
+                step.append(("seed", value))
+        if found is not head:  # the head's own writes are not applied yet
+            step += [("write", w[2]) for w in found.pending_writes or [] if w[1] == channel]
+        chain.append(step)
+        parent = found.parent_config
+        found = checkpointer.get_tuple(parent) if parent is not None else None
+    return [item for step in reversed(chain) for item in step]
 
 
-def _sqlite_writes(
+def _sqlite_history(
     checkpointer: BaseCheckpointSaver, config: dict[str, Any], channel: str
-) -> list[Any] | None:
-    """`SqliteSaver`: two queries (the chain's ids, then its writes to `channel`) instead of a
-    `get_tuple` per checkpoint; None for other savers."""
+) -> list[tuple[str, Any]] | None:
+    """`SqliteSaver`: three queries (the chain's ids and sources, the seeded checkpoints'
+    values, the chain's writes to `channel`) instead of a `get_tuple` per checkpoint; None
+    for other savers."""
     try:
         from langgraph.checkpoint.sqlite import SqliteSaver
     except ImportError:  # pragma: no cover - the sqlite saver is a dependency
@@ -175,24 +206,52 @@ def _sqlite_writes(
     wanted = config["configurable"].get("checkpoint_id")
     with checkpointer.cursor(transaction=False) as cur:
         cur.execute(
-            "SELECT checkpoint_id, parent_checkpoint_id FROM checkpoints "
+            "SELECT checkpoint_id, parent_checkpoint_id, metadata FROM checkpoints "
             "WHERE thread_id = ? AND checkpoint_ns = ''",
             (thread,),
         )
-        parents = dict(cur.fetchall())
-        if not parents:
+        rows = cur.fetchall()
+        if not rows:
             return []
+        parents = {r[0]: r[1] for r in rows}
+        seeded = {r[0] for r in rows if _source(r[2]) in SEEDED}
         head = wanted if wanted in parents else max(parents)
-        chain: set[str] = set()
-        cursor = parents.get(head)  # the head's own writes are not applied yet
+        chain: list[str] = []
+        cursor: str | None = head
         while cursor is not None and cursor not in chain:
-            chain.add(cursor)
+            chain.append(cursor)
             cursor = parents.get(cursor)
+        on_chain = set(chain)
+        items: list[tuple[str, str, str, int, str, Any]] = []  # sort key, then the item
+        for cid in seeded & on_chain:
+            cur.execute(
+                "SELECT type, checkpoint FROM checkpoints "
+                "WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ?",
+                (thread, cid),
+            )
+            blob = cur.fetchone()
+            values = checkpointer.serde.loads_typed((blob[0], blob[1]))["channel_values"]
+            if values.get(channel) is not None:
+                items.append((cid, "", "", -1, "seed", values[channel]))
         cur.execute(
             "SELECT checkpoint_id, task_path, task_id, idx, type, value FROM writes "
             "WHERE thread_id = ? AND checkpoint_ns = '' AND channel = ?",
             (thread, channel),
         )
-        rows = [row for row in cur.fetchall() if row[0] in chain]
-    rows.sort(key=lambda r: (r[0], r[1], r[2], r[3]))
-    return [checkpointer.serde.loads_typed((r[4], r[5])) for r in rows]
+        for cid, path, task, idx, kind, value in cur.fetchall():
+            if cid in on_chain and cid != head:  # the head's own writes are not applied yet
+                # a checkpoint's writes build its child: they come after its own seed
+                items.append((cid, path or "", task, idx, "write", (kind, value)))
+    items.sort(key=lambda i: (i[0], i[1], i[2], i[3]))
+    return [
+        (kind, checkpointer.serde.loads_typed(value) if kind == "write" else value)
+        for *_, kind, value in items
+    ]
+
+
+def _source(metadata: Any) -> str:
+    try:
+        found = json.loads(metadata) if metadata is not None else {}
+    except (TypeError, ValueError):
+        return ""
+    return str(found.get("source", "")) if isinstance(found, dict) else ""
