@@ -34,6 +34,17 @@ def seed(graph, thread, n):
     )
 
 
+def received_full_histories(model):
+    """The request_full_history results a recording model was given, in order (the stored
+    conversation keeps only each one's header: `stage_2_record`)."""
+    seen: dict[str, str] = {}
+    for request in model.requests:
+        for m in request:
+            if isinstance(m, ToolMessage) and m.name == "request_full_history":
+                seen.setdefault(m.tool_call_id, m.text)
+    return list(seen.values())
+
+
 def say(graph, text, ctx, thread="t"):
     return graph.invoke(
         {"messages": [HumanMessage(text)]}, {"configurable": {"thread_id": thread}}, context=ctx
@@ -54,13 +65,18 @@ def test_specialist_gets_a_capped_compacted_full_history_and_storage_is_unchange
         "Please read the full history before you go on.",
         ctx | {"full_history_max_tokens": 5000},
     )
-    results = [
+    stored = [
         m
         for m in values["messages"]
         if isinstance(m, ToolMessage) and m.name == "request_full_history"
     ]
+    assert len(stored) == 1
+    results = received_full_histories(model)
     assert len(results) == 1
-    text = results[0].content
+    text = results[0]
+    # the conversation keeps its header line only: later loads and views do not carry it
+    assert stored[0].text.splitlines()[0] == text.splitlines()[0]
+    assert "is not stored again" in stored[0].text and len(stored[0].text) < 400
     counter = TokenCounter()
     assert counter.count_text(text) <= 5000
     assert text.startswith("FULL HISTORY (stage 2): ")
@@ -139,14 +155,10 @@ def test_a_real_model_condenses_older_turns_for_stage_2(ctx):
         model={"frontend_designer": specialist, "default": RecordingOfflineModel()},
     )
     seed(graph, "t", 2000)
-    values = say(graph, HERO, ctx | {"full_history_max_tokens": 4000})
-    result = next(
-        m
-        for m in values["messages"]
-        if isinstance(m, ToolMessage) and m.name == "request_full_history"
-    )
-    assert "MODEL SUMMARY: the billing flow details were settled." in result.content
-    assert TokenCounter().count_text(result.content) <= 4000
+    say(graph, HERO, ctx | {"full_history_max_tokens": 4000})
+    [result] = received_full_histories(specialist)
+    assert "MODEL SUMMARY: the billing flow details were settled." in result
+    assert TokenCounter().count_text(result) <= 4000
     summarizer_calls = [
         r for r in specialist.requests if "Summarise this conversation excerpt" in system_text(r)
     ]
@@ -165,12 +177,8 @@ def test_stage_2_does_not_repeat_an_earlier_full_history(ctx):
     )
     seed(graph, "t", 40)
     say(graph, HERO, ctx)
-    values = say(graph, HERO + " Now the footer.", ctx)
-    results = [
-        m.content
-        for m in values["messages"]
-        if isinstance(m, ToolMessage) and m.name == "request_full_history"
-    ]
+    say(graph, HERO + " Now the footer.", ctx)
+    results = received_full_histories(specialist)
     assert len(results) == 2
     assert results[1].count("FULL HISTORY") == 1
     assert "an earlier request_full_history result, not repeated here" in results[1]

@@ -23,7 +23,7 @@ from pydantic import ValidationError
 from ...specialists import Profile
 from ...state import message_text, speaker_label
 from ..briefing.writer import now_utc
-from ..tools.names import HANDOVER, RETURN
+from ..tools.names import FULL_HISTORY, HANDOVER, RETURN
 
 TRANSFER_NAMES = (HANDOVER, RETURN)
 
@@ -235,8 +235,26 @@ def stored_replies(
             out.append(labeled(safe, agent, profile) if label else safe)
         elif isinstance(message, ToolMessage):
             call_id = renamed.get(message.tool_call_id, message.tool_call_id)
-            out.append(message.model_copy(update={"tool_call_id": call_id}))
+            update: dict[str, Any] = {"tool_call_id": call_id}
+            if message.name == FULL_HISTORY and len(message.text) > STAGE_2_STORED_CHARS:
+                update["content"] = stage_2_record(message.text, agent)
+            out.append(message.model_copy(update=update))
     return _close_pending(out)
+
+
+STAGE_2_STORED_CHARS = 2000
+"""A `request_full_history` result longer than this is stored as its record (below)."""
+
+
+def stage_2_record(text: str, agent: str) -> str:
+    """What the conversation keeps of a stage-2 result: its header line and a note. The agent
+    had the whole text in the turn it asked; storing up to 50,000 tokens of a history the
+    thread already holds would make every later load and view carry it."""
+    header = text.splitlines()[0] if text else ""
+    return (
+        f"{header[:300]}\n(the full history was given to {agent} in this turn and is not "
+        f"stored again; request_full_history gives it anew)"
+    )
 
 
 def labeled(reply: AIMessage, agent: str, profile: Profile) -> AIMessage:
