@@ -1,447 +1,313 @@
 """Benchmark: this project against langgraph-swarm and langgraph-supervisor, side by side.
 
     .venv/bin/pip install -q -e ".[bench]"       # the peers and matplotlib (bench extra only)
-    .venv/bin/python bench/bench_vs_peers.py [--turns 200] [--plot bench/vs_peers.png]
-                                             [--workdir DIR] [--json PATH]
+    .venv/bin/python bench/bench_vs_peers.py [--turns 200] [--runs 1] [--workload handovers]
+        [--systems ours,swarm,supervisor,swarm-trim,supervisor-trim] [--trim-tokens 3000]
+        [--checkpointer sqlite|postgres] [--plot bench/vs_peers.png] [--workdir DIR] [--json PATH]
+        [--skip-disk-check]
 
-One process plays the same scripted conversation on three systems, alternating
-turns (turn 1 on ours, on swarm, on supervisor, then turn 2 ...), so noise on a
-shared machine hits them alike. Each system has its own SQLite file
-(`SqliteSaver`, WAL as it sets up), its own thread id, `durability="sync"`.
+Systems (`--systems`, default all five):
 
-Every user turn (300-600 characters, from a fixed list of nine requests, with
-the turn number) is a specialist request. The same deterministic, zero-latency
-scripted chat model plays every role in the three systems; it decides from the
-tools it is bound to and the last message:
-
-- router (bound to a handoff tool that reaches a specialist: our
-  `handover_to_specialist` without `return_to_orchestrator`, or a peer's
-  `transfer_to_<specialist>`): on a user message it calls the handoff tool to
-  the turn's specialist (frontend_designer, solution_architect or
-  test_debug_engineer, by a fixed rotation); when control comes back within the
-  turn (only langgraph-supervisor does that) it says one short fixed line;
-- specialist (anything else): records the request it received and answers the
-  turn's reply (300-450 characters; the same text on all three systems).
-
-How each system runs a turn:
-
-- ours: `build_graph(checkpointer=..., model=<scripted>)`, context
-  `{"project_root": <tmp>, "model": "offline"}`; the orchestrator calls
-  `handover_to_specialist` with `return_condition="after_reply"` (plus the
-  topic, a one-sentence summary, two decisions, two artifacts and a reason,
-  which only our tool takes); the specialist answers once; the next turn
-  starts at the orchestrator. 2 model calls a turn.
+- ours: `build_graph(checkpointer=..., model={profile: <scripted>})`, context
+  `{"project_root": <tmp>, "model": "offline"}` (its own defaults otherwise:
+  max_context_tokens 3,000, max_input_tokens 32,000, 13 profiles).
 - swarm: `create_swarm` of `langchain.agents.create_agent` agents: the
-  orchestrator holds `create_handoff_tool`s to the three specialists, each
-  specialist one back to the orchestrator (bound, never called). The next turn
-  is routed back to the orchestrator through the swarm's own state: each input
-  is `{"messages": [user], "active_agent": "orchestrator"}`, not by the
-  specialist handing back (that would cost the swarm an extra router call in
-  the same run). 2 model calls a turn.
+  orchestrator holds `create_handoff_tool`s to the three specialists; each
+  specialist holds handoff tools to the two other specialists and back to the
+  orchestrator (what a swarm needs for chains and returns).
 - supervisor: `create_supervisor` (defaults: `output_mode="last_message"`,
-  handoff messages on) over three `create_agent` workers without tools. The
-  supervisor always gets control back after a worker, so it makes a second,
-  short model call ("Done: ... answered above."). 3 model calls a turn.
+  handoff messages on) over three `create_agent` workers without tools.
+- swarm-trim, supervisor-trim: the same, configured the way their users save
+  context: every agent's model call gets `langchain_core.messages.trim_messages`
+  (strategy "last", `start_on="human"`, `end_on=("human", "tool")`, as in
+  LangGraph's docs) to `--trim-tokens` tokens (default 3,000: our specialist's
+  stage-1 package budget, `max_context_tokens`; ours bounds a whole request by
+  `max_input_tokens`, 32,000, which is `--trim-tokens 32000`), counted with the
+  same TokenCounter (per-message counts memoised, which only helps the peers).
+  The `create_agent` agents get it as a middleware whose `wrap_model_call`
+  passes the trimmed messages (the state keeps all of them); the supervisor,
+  built by `create_react_agent`, as `pre_model_hook` returning
+  `llm_input_messages`. Trimming drops the older turns outright; ours keeps a
+  summary of them in its notes and can fetch them (stage 2). Answer quality is
+  not measured here.
 
-Every agent gets the same system prompt on all three systems: its profile's
-prompt from this project (ours adds its own lines: the orchestrator's trail and
-summary, the specialist's return condition).
+Every agent gets the same system prompt on every system: its profile's prompt
+from this project (ours adds its own lines: the trail, the summary, the
+return condition). Each agent has its own instance of one deterministic,
+zero-latency scripted chat model, which acts on the turn's script (below) and
+records every request it receives: its messages and the tool schemas bound to
+it (`kwargs["tools"]`, as `bind_tools` converts them for a provider).
 
-Measured per turn and system: the receiver tokens (the request the
-specialist's model received, counted with `TokenCounter("o200k_base")
-.count_messages`), the wall time of `invoke`, and the checkpoint bytes (the
-SQLite file plus `-wal`/`-journal`, after the turn). Also the stored blob
-bytes (checkpoint + metadata + writes values, from SQL; WAL-free) for
-information. Prints the table at turns 10, 50, 100, 200 (median ms over the
-10 turns ending there), the four goals against swarm, and a storage breakdown
-of each file (which tables, namespaces and channels hold the bytes). Writes a
-PNG (three panels against the turn) and, with --json, every per-turn figure.
+Workloads (`--workload`): the user texts and the replies are the same on every
+system (requests 200-400 characters, specialists' replies 300-350; chit-chat,
+chain and return lines 100-260; the turn number in every text; `script:` in the
+output is a digest of them).
 
-Compare ratios from one run only: absolute times move with the machine's load.
+- handovers (default): every turn a one-off specialist request, from a fixed
+  list of nine (three per specialist, by rotation). ours: the orchestrator calls
+  `handover_to_specialist` (`return_condition="after_reply"`, with topic,
+  summary, two decisions, two artifacts, a reason); the specialist answers; the
+  graph hands back without a model call. swarm: the input is
+  `{"messages": [user], "active_agent": "orchestrator"}` (routed back through the
+  swarm's own state, not by a model call); the orchestrator transfers, the
+  specialist answers. supervisor: the supervisor transfers, the worker answers,
+  the supervisor closes with a short fixed line ("Done: ... answered above.").
+  Model calls a turn: ours 2, swarm 2, supervisor 3.
+- mixed: a block of 23 turns, repeated, its specialists rotating (block b:
+  S = specialist b mod 3, T = specialist b+1 mod 3):
+  chat, chat, open (S), session x5, full_history, session x3, chain (S -> T),
+  session x4, full_history, session x4, return. So a specialist session lasts
+  20 turns (open to the last session turn). How each kind is played:
+
+  | kind | ours | swarm | supervisor |
+  | --- | --- | --- | --- |
+  | chat | the orchestrator answers itself (1 call) | the orchestrator (active) answers (1) | the supervisor answers without a transfer (1) |
+  | open | orchestrator: `handover_to_specialist(S, return_condition="user_request")`; S answers (2) | orchestrator: `transfer_to_S`; S answers; S stays `active_agent` (2) | supervisor: `transfer_to_S`; S answers; supervisor closes (3) |
+  | session | S holds the conversation and answers (1) | S is `active_agent` and answers, no handback (1) | supervisor transfers to S again, S answers, supervisor closes (3) |
+  | full_history | S calls `request_full_history` (stage 2, 50,000-token cap; older turns condensed by the same scripted model, counted as `summarizer` calls), then answers from it (2) | S answers: it already has the whole history, there is no stage 2 (1) | as session (3) |
+  | chain | S: `handover_to_specialist(T, "user_request")`; T answers and holds (2) | S: `transfer_to_T`; T answers and stays active (2) | the supervisor routes to T itself, T answers, supervisor closes (3) |
+  | return | T: `return_to_orchestrator(summary)`; the orchestrator answers (2) | T: `transfer_to_orchestrator`; the orchestrator answers (2) | the supervisor answers itself (1) |
+
+  Our stage-2 result is a tool message in the specialist's own turns, so its
+  next turns' requests carry it too (within `max_input_tokens`).
+
+  Every turn is checked; a turn that did anything else stops the run
+  (SystemExit naming it): the model calls per agent, that exactly one call
+  wrote the turn's reply and by the right agent, that the reply ends the turn
+  (supervisor: is among its last messages), who holds the conversation after
+  it (ours and swarm: `active_agent`), no `ERROR` tool result seen, and, for our
+  stage 2, that the answer was made with a `FULL HISTORY` tool result. After the
+  run our trail (`handovers`, as far as the state keeps it: the newest records)
+  must be exactly the newest handovers and returns of the script, with their
+  return conditions. The handovers workload is checked the same way.
+
+Measured per turn and system (after `invoke` returns, outside the timing):
+
+- receiver tokens: the request of the model call that wrote the turn's reply
+  (the specialist's; the orchestrator's for chat and return turns), counted with
+  `TokenCounter("o200k_base").count_messages` (system prompt included), and
+  "with schemas": plus the tool schemas bound to that call,
+  `count_text(json.dumps(tools, sort_keys=True))`. The goal uses with-schemas.
+- input tokens: every model call of the turn (routers, closings, our stage 2
+  and its summarizer), messages plus schemas: what the turn costs in tokens.
+- ms: the wall time of `invoke` (durability="sync").
+- checkpoint bytes: SQLite: the file plus `-wal`/`-journal`; PostgreSQL:
+  `pg_total_relation_size` (heap, TOAST, indexes) of the checkpoint tables in
+  the system's own database. Also the stored blob bytes (checkpoint + metadata +
+  writes values, WAL aside), per turn on SQLite, at the end only on PostgreSQL.
+- memory: each system's run is its own process (multiprocessing, spawn) that
+  imports the same modules (all five systems' code) and only plays its own
+  system; it reports its RSS before turn 1, after every turn (/proc statm) and
+  its peak (`resource.getrusage(...).ru_maxrss`); the requests the scripted
+  model recorded are dropped before RSS is read. The table shows the RSS growth
+  since before turn 1; a summary line the RSS before turn 1, at turn 200, at the
+  last turn and the peak (which includes the imports, ~165 MB).
+
+Runs (`--runs`): run r of every system, then run r+1 (fresh processes, files
+and threads). Within a run the turns alternate (turn 1 on every system, then
+turn 2 ...), the parent telling one child at a time to play, so noise on a
+shared machine hits them alike and idle children take no CPU. Every figure is
+reported as min / median over the runs (one number where they agree). A figure
+"at turn N" is, for ms, the median of the 10 turns ending at N; tokens, bytes
+and memory are the values at turn N.
+
+Goals (each per run; the verdict on the median over runs, met or missed by
+how much; the same ratio against the other systems for information):
+
+1. receiver tokens with schemas <= 1/9 of swarm's, at the last turn;
+2. turn time <= 0.5x swarm's, median of the last 20 turns;
+3. checkpoint bytes <= 1/10 of swarm's, at the last turn;
+4. our time growth, median of the last 20 turns / first 20, <= 2;
+5. our overhead per turn at the last turn (1,000 in the full run) <= 1.3x that at turn 10;
+6. our overhead per turn at the last turn <= 20 ms;
+7. ours <= 0.8x swarm's time per turn at turn 10 (turns 1-10) and at every later report turn.
+
+`--checkpointer postgres` needs HANDOVER_POSTGRES_URL (`.ci/postgres.sh` starts a
+throwaway cluster, with fsync and synchronous_commit off); each system and run
+gets its own database. A run's files and databases are removed when it ends,
+unless --workdir is given. The peers' checkpoints grow with the square of the
+turns (the whole history in every checkpoint): at 1,000 turns about 12 GB per
+run for swarm or swarm-trim, 31 GB for supervisor, 37 GB for supervisor-trim
+(SQLite); the script estimates the need (`BYTES_PER_TURN_SQUARED`) and refuses
+to start above 80% of the free disk unless --skip-disk-check.
+
+Prints the tables at turns 10, 50, 100, 200, 500, 1000 and the last, the token
+totals over all turns, a per-kind table (mixed), the goals and a storage
+breakdown of the last run; writes a PNG
+(receiver tokens, time per turn on a log axis, checkpoint MB, RSS growth) and,
+with --json, every per-turn figure of every run. Compare ratios from one
+invocation only: absolute times move with the machine's load.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
+import multiprocessing
 import os
 import platform
 import shutil
-import sqlite3
 import statistics
 import sys
 import tempfile
 import time
-from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from collections import defaultdict
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
 
-from langchain_core.language_models import BaseChatModel  # noqa: E402
-from langchain_core.messages import AIMessage, HumanMessage  # noqa: E402
-from langchain_core.outputs import ChatGeneration, ChatResult  # noqa: E402
-from langchain_core.utils.function_calling import convert_to_openai_tool  # noqa: E402
-from langgraph.checkpoint.sqlite import SqliteSaver  # noqa: E402
+import peers_workloads as pw  # noqa: E402
 
-from specialist_handover import build_graph  # noqa: E402
-from specialist_handover.specialists import ORCHESTRATOR_PROFILE, resolve_profiles  # noqa: E402
-from specialist_handover.state import TokenCounter  # noqa: E402
+from specialist_handover.state.defaults import MAX_CONTEXT_TOKENS  # noqa: E402
 
-try:
-    from langchain.agents import create_agent
-    from langgraph_supervisor import create_supervisor
-    from langgraph_swarm import create_handoff_tool, create_swarm
-except ImportError as exc:  # pragma: no cover - the peers live in the bench extra only
-    raise SystemExit(
-        f'bench_vs_peers needs the bench extra: .venv/bin/pip install -e ".[bench]" ({exc})'
-    ) from None
-
-SYSTEMS = ("ours", "swarm", "supervisor")
-ROUTER = "orchestrator"  # the router's agent name in all three systems
-SPECIALISTS = ("frontend_designer", "solution_architect", "test_debug_engineer")
-REPORT_TURNS = (10, 50, 100, 200)
+REPORT_TURNS = (10, 50, 100, 200, 500, 1000)
 WINDOW = 10  # turns per median at a report turn (and the plot's rolling median)
 EDGE = 20  # turns of the growth ratio's first / last medians
-OUR_TOOL = "handover_to_specialist"
-OUR_RETURN = "return_to_orchestrator"
+POSTGRES_URL_ENV = "HANDOVER_POSTGRES_URL"
 
-# --- the script: nine requests (three per specialist) and each specialist's replies -------------
-
-REQUESTS: tuple[tuple[str, str, str], ...] = (
-    (
-        "frontend_designer",
-        "landing-page-hero",
-        "Turn {n}. Please redesign the landing page hero for the coffee subscription: the headline "
-        "should say what the box contains in under eight words, the call to action must stay above "
-        "the fold on a 375 px phone, and the product photo should not push the button down. Keep "
-        "the espresso brown and cream palette we agreed on, and tell me which font weights to use "
-        "for the headline and the sub-line.",
-    ),
-    (
-        "solution_architect",
-        "subscription-billing",
-        "Turn {n}. How should we structure subscription billing? Customers pick a roast and a "
-        "cadence (weekly, fortnightly, monthly), can pause for up to two months, and can swap the "
-        "roast before the cut-off on Thursday night. We take payments with Stripe. I need the "
-        "tables, which service owns the schedule, and what happens when a card fails on renewal "
-        "day.",
-    ),
-    (
-        "test_debug_engineer",
-        "checkout-flaky-test",
-        "Turn {n}. The checkout end-to-end test fails about one run in five on CI but never "
-        "locally. The failure is a timeout waiting for the order confirmation banner after the "
-        "Stripe test card is submitted. Logs show the webhook arriving roughly 800 ms after the "
-        "redirect. What is the likely cause, how do I prove it, and how should the test wait "
-        "instead of sleeping?",
-    ),
-    (
-        "frontend_designer",
-        "pricing-cards",
-        "Turn {n}. Now the pricing section: three cards (single origin, house blend, decaf) with "
-        "the monthly price, the cadence switcher and a 'most popular' badge on the house blend. On "
-        "desktop they sit in a row, on mobile they should stack without the badge overlapping the "
-        "title. Suggest spacing, the card shadow, and how the selected cadence is shown to "
-        "screen-reader users.",
-    ),
-    (
-        "solution_architect",
-        "order-events",
-        "Turn {n}. We want the warehouse to hear about new and changed orders without polling. "
-        "Options on the table are Postgres LISTEN/NOTIFY, a small Redis stream, or a managed queue. "
-        "Volume is maybe two thousand orders a day with spikes at the Thursday cut-off. Which would "
-        "you pick, how do we make delivery at-least-once without double-packing a box, and how do "
-        "we replay after an outage?",
-    ),
-    (
-        "test_debug_engineer",
-        "roast-swap-bug",
-        "Turn {n}. A customer swapped their roast on Wednesday, got a confirmation email, but the "
-        "box shipped with the old roast. The swap row exists with the right timestamp. I suspect "
-        "the packing list job reads a cached subscription. Help me write a failing test first and "
-        "then find where the cache should be invalidated.",
-    ),
-    (
-        "frontend_designer",
-        "account-dashboard",
-        "Turn {n}. Design the account dashboard a subscriber sees after logging in: next delivery "
-        "date and roast, a pause button, the swap-roast dropdown with the Thursday cut-off "
-        "explained, past orders, and the payment method with an update link. It should feel calm "
-        "rather than busy. Which elements get the most weight, and how does it look on a phone?",
-    ),
-    (
-        "solution_architect",
-        "multi-region",
-        "Turn {n}. Marketing wants to launch in Canada next quarter. That means prices in CAD, a "
-        "second warehouse in Toronto, and taxes per province. Should we run one deployment with a "
-        "region column everywhere, or a second stack? I care about keeping the schedule logic in "
-        "one place and not doubling the on-call load for a team of four.",
-    ),
-    (
-        "test_debug_engineer",
-        "email-preview-crash",
-        "Turn {n}. The email preview page crashes with 'Cannot read properties of undefined "
-        "(reading 'name')' for subscribers created before March. Newer accounts are fine. The "
-        "template reads subscription.roast.name. Walk me through confirming the data shape, a "
-        "regression test with an old fixture, and a fix that does not hide real errors.",
-    ),
-)
-
-REPLIES: dict[str, tuple[str, ...]] = {
-    "frontend_designer": (
-        "For turn {n}: lead with a six-word headline in 700 weight and a 400-weight sub-line, keep "
-        "the photo at a 4:3 crop beside the copy on desktop and below the button on phones, and give "
-        "the call to action 16 px of padding with the espresso brown on cream (contrast 9.8:1). "
-        "Spacing follows the 8 px grid; the stack collapses at 640 px.",
-        "For turn {n}: use one column under 640 px, cards with a 1 px border and a soft 0 2px 8px "
-        "shadow, 24 px gaps, and announce the selection with aria-pressed on the cadence buttons. "
-        "The badge sits in the card's top padding so it never overlaps the title, and the price "
-        "uses tabular figures so the cards line up.",
-    ),
-    "solution_architect": (
-        "For turn {n}: keep one subscriptions table (roast, cadence, paused_until, next_run_at) "
-        "owned by the scheduling service, an append-only events table for swaps and pauses, and let "
-        "Stripe own payment state through webhooks. A failed renewal moves the subscription to "
-        "past_due, retries on Stripe's schedule and holds the box until the payment succeeds.",
-        "For turn {n}: start with a transactional outbox in Postgres drained by one worker into a "
-        "managed queue; consumers are idempotent on the order version, so replays are safe and a "
-        "box is packed once. At two thousand orders a day this is cheap, and replay after an outage "
-        "is a re-drain of the outbox from a timestamp.",
-    ),
-    "test_debug_engineer": (
-        "For turn {n}: the race is between the redirect and the webhook, so the banner only appears "
-        "once the order row is marked paid. Prove it by logging both timestamps in CI, then make "
-        "the test wait for the order status through the API with a bounded poll instead of a fixed "
-        "sleep, and stub the webhook latency in a unit test.",
-        "For turn {n}: write the failing test first with a fixture that predates the change, assert "
-        "on the exact field the job reads, then trace the read path: the cache key misses the swap "
-        "version, so invalidate on every swap event and add a regression test that swaps twice "
-        "before the cut-off and checks the packing list.",
-    ),
-}
-
-SUPERVISOR_CLOSING = "Done: {specialist} answered above."
-DECISIONS = ["Next.js with Tailwind CSS", "Postgres for orders, Stripe for payments"]
-ARTIFACTS = ["src/pages/index.tsx", "docs/architecture.md"]
+Series = dict[str, list[Any]]  # one system's run: key -> per-turn values
 
 
-@dataclass(frozen=True)
-class Turn:
-    n: int
-    specialist: str
-    topic: str
-    text: str
-    reply: str
+# --- running: one process per system and run, turns alternating ---------------------------------
 
 
-def turn_script(n: int) -> Turn:
-    """Turn n (1-based) of the conversation: the same on all three systems."""
-    specialist, topic, text = REQUESTS[(n - 1) % len(REQUESTS)]
-    replies = REPLIES[specialist]
-    reply = replies[((n - 1) // len(REQUESTS)) % len(replies)]
-    return Turn(n, specialist, topic, text.format(n=n), reply.format(n=n))
+class Child:
+    """One system's run in its own process; the parent sends it one turn at a time."""
 
-
-# --- the scripted model -------------------------------------------------------------------------
-
-
-@dataclass
-class Recorder:
-    """What the scripted models of one system saw during the current turn."""
-
-    turn: Turn | None = None
-    specialist_requests: list[list[Any]] = field(default_factory=list)
-    calls: Counter = field(default_factory=Counter)
-
-    def start(self, turn: Turn) -> None:
-        self.turn = turn
-        self.specialist_requests = []
-        self.calls = Counter()
-
-
-def _tool_name(spec: Any) -> str:
-    if isinstance(spec, dict):
-        return str((spec.get("function") or {}).get("name") or spec.get("name") or "")
-    return str(getattr(spec, "name", ""))
-
-
-class ScriptedChatModel(BaseChatModel):
-    """Zero-latency, deterministic: routes when it holds a handoff tool, else answers the turn."""
-
-    system: str
-    recorder: Any
-
-    @property
-    def _llm_type(self) -> str:
-        return "scripted-bench"
-
-    def bind_tools(self, tools, **kwargs):  # type: ignore[no-untyped-def]
-        return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
-
-    def _generate(self, messages, stop=None, run_manager=None, **kwargs):  # type: ignore[no-untyped-def]
-        names = {_tool_name(t) for t in kwargs.get("tools") or []}
-        turn: Turn = self.recorder.turn
-        ours_router = OUR_TOOL in names and OUR_RETURN not in names
-        peer_router = any(f"transfer_to_{s}" in names for s in SPECIALISTS)
-        if ours_router or peer_router:
-            self.recorder.calls["router"] += 1
-            if isinstance(messages[-1], HumanMessage):
-                call_id = f"call_{self.system}_{turn.n}"
-                if ours_router:
-                    call = {
-                        "name": OUR_TOOL,
-                        "id": call_id,
-                        "args": {
-                            "specialist_profile": turn.specialist,
-                            "topic": turn.topic,
-                            "summary": turn.text.split(". ", 2)[1][:240],
-                            "decisions": DECISIONS,
-                            "artifacts": ARTIFACTS,
-                            "return_condition": "after_reply",
-                            "handover_reason": f"{turn.topic} is {turn.specialist}'s field.",
-                        },
-                    }
-                else:
-                    call = {"name": f"transfer_to_{turn.specialist}", "id": call_id, "args": {}}
-                message = AIMessage(content="", tool_calls=[call])
-            else:  # control came back within the turn (supervisor): a short closing line
-                message = AIMessage(content=SUPERVISOR_CLOSING.format(specialist=turn.specialist))
-        else:
-            self.recorder.calls["specialist"] += 1
-            self.recorder.specialist_requests.append(list(messages))
-            message = AIMessage(content=turn.reply)
-        return ChatResult(generations=[ChatGeneration(message=message)])
-
-
-# --- the three systems --------------------------------------------------------------------------
-
-
-def sqlite_saver(path: Path) -> SqliteSaver:
-    saver = SqliteSaver(sqlite3.connect(str(path), check_same_thread=False))
-    saver.setup()
-    return saver
-
-
-def build_ours(saver: SqliteSaver, recorder: Recorder) -> Any:
-    return build_graph(
-        checkpointer=saver, model=ScriptedChatModel(system="ours", recorder=recorder)
-    )
-
-
-def build_swarm(saver: SqliteSaver, recorder: Recorder) -> Any:
-    profiles = resolve_profiles(None)
-    model = ScriptedChatModel(system="swarm", recorder=recorder)
-    router = create_agent(
-        model,
-        tools=[
-            create_handoff_tool(agent_name=s, description=profiles[s].description)
-            for s in SPECIALISTS
-        ],
-        system_prompt=profiles[ORCHESTRATOR_PROFILE].prompt,
-        name=ROUTER,
-    )
-    specialists = [
-        create_agent(
-            model,
-            tools=[
-                create_handoff_tool(agent_name=ROUTER, description="Hand back to the orchestrator")
-            ],
-            system_prompt=profiles[s].prompt,
-            name=s,
+    def __init__(self, ctx: Any, spec: dict[str, Any]) -> None:
+        self.name = spec["system"]
+        self.conn, child_conn = ctx.Pipe()
+        self.process = ctx.Process(
+            target=pw.serve, args=(child_conn, spec), name=f"bench-{self.name}", daemon=True
         )
-        for s in SPECIALISTS
-    ]
-    return create_swarm([router, *specialists], default_active_agent=ROUTER).compile(
-        checkpointer=saver
-    )
+        self.process.start()
+        child_conn.close()
+        self.rows: list[dict[str, Any]] = []
 
-
-def build_supervisor(saver: SqliteSaver, recorder: Recorder) -> Any:
-    profiles = resolve_profiles(None)
-    model = ScriptedChatModel(system="supervisor", recorder=recorder)
-    workers = [
-        create_agent(model, tools=[], system_prompt=profiles[s].prompt, name=s) for s in SPECIALISTS
-    ]
-    return create_supervisor(
-        workers,
-        model=model,
-        prompt=profiles[ORCHESTRATOR_PROFILE].prompt,
-        supervisor_name=ROUTER,
-    ).compile(checkpointer=saver)
-
-
-# --- measuring ----------------------------------------------------------------------------------
-
-
-def file_bytes(path: Path) -> int:
-    """The SQLite file with its -wal and -journal companions."""
-    return sum(
-        os.path.getsize(p)
-        for p in (path, Path(f"{path}-wal"), Path(f"{path}-journal"))
-        if p.exists()
-    )
-
-
-def blob_bytes(conn: sqlite3.Connection) -> int:
-    """Bytes of the stored checkpoint, metadata and write blobs (what the data costs, WAL aside)."""
-    checkpoints = conn.execute(
-        "SELECT COALESCE(SUM(LENGTH(checkpoint) + LENGTH(metadata)), 0) FROM checkpoints"
-    ).fetchone()[0]
-    writes = conn.execute("SELECT COALESCE(SUM(LENGTH(value)), 0) FROM writes").fetchone()[0]
-    return int(checkpoints + writes)
-
-
-def last_ai_text(result: Any) -> str:
-    for message in reversed((result or {}).get("messages") or []):
-        if isinstance(message, AIMessage) and message.content:
-            return str(message.content)
-    return ""
-
-
-@dataclass
-class Runner:
-    name: str
-    graph: Any
-    saver: SqliteSaver
-    path: Path
-    recorder: Recorder
-    config: dict[str, Any]
-    context: dict[str, Any] | None = None
-    series: dict[str, list[Any]] = field(default_factory=lambda: defaultdict(list))
-
-    def payload(self, turn: Turn) -> dict[str, Any]:
-        payload: dict[str, Any] = {"messages": [HumanMessage(turn.text)]}
-        if self.name == "swarm":
-            payload["active_agent"] = ROUTER  # next turn starts at the router (see docstring)
+    def receive(self) -> Any:
+        try:
+            kind, payload = self.conn.recv()
+        except EOFError:
+            raise SystemExit(
+                f"{self.name}: its process ended (exit code {self.process.exitcode})"
+            ) from None
+        if kind == "error":
+            raise SystemExit(payload)
         return payload
 
-    def play(self, turn: Turn, counter: TokenCounter) -> None:
-        self.recorder.start(turn)
-        payload = self.payload(turn)
-        kwargs: dict[str, Any] = {"durability": "sync"}
-        if self.context is not None:
-            kwargs["context"] = self.context
-        start = time.perf_counter()
-        result = self.graph.invoke(payload, self.config, **kwargs)
-        elapsed_ms = (time.perf_counter() - start) * 1000
-        # everything below is outside the timing
-        requests = self.recorder.specialist_requests
-        if len(requests) != 1:
-            raise SystemExit(
-                f"{self.name}, turn {turn.n}: the specialist was called {len(requests)} times"
-            )
-        if turn.reply not in last_ai_text(result) and self.name != "supervisor":
-            raise SystemExit(f"{self.name}, turn {turn.n}: the turn did not end with the reply")
-        self.series["turn"].append(turn.n)
-        self.series["receiver_tokens"].append(counter.count_messages(requests[0]))
-        self.series["receiver_messages"].append(len(requests[0]))
-        self.series["ms"].append(elapsed_ms)
-        self.series["checkpoint_bytes"].append(file_bytes(self.path))
-        self.series["blob_bytes"].append(blob_bytes(self.saver.conn))
-        self.series["model_calls"].append(sum(self.recorder.calls.values()))
+    def stop(self) -> None:
+        if self.process.is_alive():
+            self.process.terminate()  # only this run's own child, by its handle
+        self.process.join(timeout=10)
+
+
+def series_of(rows: list[dict[str, Any]]) -> Series:
+    out: Series = defaultdict(list)
+    for row in rows:
+        for key, value in row.items():
+            out[key].append(value)
+    return dict(out)
+
+
+def pg_admin(url: str, statement: str) -> None:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(statement)
+
+
+def pg_dsn(url: str, database: str) -> str:
+    from psycopg.conninfo import make_conninfo
+
+    return make_conninfo(url, dbname=database)
+
+
+# Checkpoint bytes grow with the square of the turns for the peers (each checkpoint holds the
+# whole history): about this many bytes x turns^2 per system and run (measured at 60 turns,
+# handovers workload, SQLite; ours less once its state window is full).
+BYTES_PER_TURN_SQUARED = {
+    "ours": 1_500,
+    "swarm": 12_500,
+    "supervisor": 31_000,
+    "swarm-trim": 12_500,
+    "supervisor-trim": 37_000,
+}
+
+
+def disk_estimate(options: argparse.Namespace) -> int:
+    """Bytes the run needs at once: one run's files (earlier runs' are removed, unless kept)."""
+    per_run = sum(BYTES_PER_TURN_SQUARED[s] for s in options.systems) * options.turns**2
+    return per_run * (options.runs if options.workdir is not None else 1)
+
+
+def run_all(options: argparse.Namespace, workdir: Path) -> list[dict[str, dict[str, Any]]]:
+    """Every run of every system; returns per run: system -> {series, finish}."""
+    ctx = multiprocessing.get_context("spawn")
+    url = os.environ.get(POSTGRES_URL_ENV, "")
+    runs: list[dict[str, dict[str, Any]]] = []
+    started = time.perf_counter()
+    for run in range(1, options.runs + 1):
+        databases: list[str] = []
+        children: list[Child] = []
+        try:
+            for name in options.systems:
+                slug = f"{name}-run{run}"
+                spec: dict[str, Any] = {
+                    "system": name,
+                    "workload": options.workload,
+                    "run": run,
+                    "checkpointer": options.checkpointer,
+                    "trim_tokens": options.trim_tokens,
+                    "path": str(workdir / f"{slug}.sqlite"),
+                    "project_root": str(workdir / f"project-{slug}"),
+                }
+                Path(spec["project_root"]).mkdir()
+                if options.checkpointer == "postgres":
+                    database = f"bench_vs_peers_{os.getpid()}_{slug.replace('-', '_')}"
+                    pg_admin(url, f'CREATE DATABASE "{database}"')
+                    databases.append(database)
+                    spec["dsn"] = pg_dsn(url, database)
+                children.append(Child(ctx, spec))
+            for child in children:
+                child.receive()  # ready: built, vocabulary loaded
+            for n in range(1, options.turns + 1):
+                for child in children:
+                    child.conn.send(("turn", n))
+                    child.rows.append(child.receive())
+                if n % 50 == 0 or n == options.turns:
+                    print(
+                        f"  run {run}, turn {n}: {time.perf_counter() - started:,.1f} s",
+                        flush=True,
+                    )
+            result: dict[str, dict[str, Any]] = {}
+            for child in children:
+                child.conn.send(("finish",))
+                result[child.name] = {"series": series_of(child.rows), "finish": child.receive()}
+            runs.append(result)
+        finally:
+            for child in children:
+                child.stop()
+            if options.workdir is None:  # the next run must not need this run's disk space too
+                for child in children:
+                    for path in workdir.glob(f"*{child.name}-run{run}*"):
+                        if path.is_dir():
+                            shutil.rmtree(path, ignore_errors=True)
+                        else:
+                            path.unlink(missing_ok=True)
+            if databases and options.workdir is None:
+                for database in databases:
+                    pg_admin(url, f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
+            elif databases:
+                print(f"  PostgreSQL databases kept: {', '.join(databases)}")
+    return runs
+
+
+# --- figures -------------------------------------------------------------------------------------
 
 
 def median_ending(values: list[float], turn: int, width: int = WINDOW) -> float:
@@ -452,148 +318,256 @@ def rolling_median(values: list[float], width: int = WINDOW) -> list[float]:
     return [median_ending(values, i + 1, width) for i in range(len(values))]
 
 
-def verify_ours(runner: Runner) -> None:
-    """Our thread after the run: every handover went to the turn's specialist under after_reply."""
-    values = runner.graph.get_state(runner.config).values
-    records = [r for r in values.get("handovers") or [] if r["kind"] == "handover"]
-    turns = len(runner.series["turn"])
-    if len(records) != turns or values.get("active_agent") != ROUTER:
-        raise SystemExit(
-            f"ours: {len(records)} handovers for {turns} turns, active agent "
-            f"{values.get('active_agent')!r}"
-        )
-    bad = [r for r in records if r["return_condition"] != "after_reply"]
-    if bad:
-        raise SystemExit(f"ours: handovers not after_reply: {bad[:1]}")
-
-
-# --- storage breakdown --------------------------------------------------------------------------
-
-
-def storage_breakdown(runner: Runner) -> list[str]:
-    """Where one file's bytes are: tables, root vs subgraph namespaces, channels."""
-    conn = runner.saver.conn
-    lines = [
-        f"{runner.name}: {file_bytes(runner.path):,} file bytes, {blob_bytes(conn):,} blob bytes"
-    ]
-    for ns_kind, where in (("root", "checkpoint_ns = ''"), ("subgraphs", "checkpoint_ns != ''")):
-        rows, cp, meta = conn.execute(
-            "SELECT COUNT(*), COALESCE(SUM(LENGTH(checkpoint)), 0), "
-            f"COALESCE(SUM(LENGTH(metadata)), 0) FROM checkpoints WHERE {where}"
-        ).fetchone()
-        lines.append(
-            f"  checkpoints ({ns_kind}): {rows:,} rows, {cp:,} B checkpoint blobs, {meta:,} B metadata"
-        )
-    rows, total = conn.execute(
-        "SELECT COUNT(*), COALESCE(SUM(LENGTH(value)), 0) FROM writes"
-    ).fetchone()
-    lines.append(f"  writes: {rows:,} rows, {total:,} B")
-    top = conn.execute(
-        "SELECT channel, COUNT(*), SUM(LENGTH(value)) AS b FROM writes GROUP BY channel "
-        "ORDER BY b DESC LIMIT 4"
-    ).fetchall()
-    lines.append("    by channel: " + ", ".join(f"{c} {n:,}x {b:,} B" for c, n, b in top))
-    row = conn.execute(
-        "SELECT type, checkpoint FROM checkpoints WHERE checkpoint_ns = '' "
-        "ORDER BY checkpoint_id DESC LIMIT 1"
-    ).fetchone()
-    if row:
-        serde = runner.saver.serde
-        checkpoint = serde.loads_typed((row[0], row[1]))
-        sizes = sorted(
-            ((len(serde.dumps_typed(v)[1]), k) for k, v in checkpoint["channel_values"].items()),
-            reverse=True,
-        )
-        lines.append(
-            f"    last root checkpoint {len(row[1]):,} B; channels: "
-            + ", ".join(f"{k} {b:,} B" for b, k in sizes[:5])
-        )
-    return lines
-
-
-# --- output -------------------------------------------------------------------------------------
+def at_turn(series: Series, key: str, turn: int, baseline: float = 0.0) -> float:
+    """A figure at turn N: ms the median of the 10 turns ending there, else the value at N."""
+    if key == "ms":
+        return median_ending(series["ms"], turn)
+    value = series[key][turn - 1]
+    return float("nan") if value is None else float(value) - baseline
 
 
 def ratio(a: float, b: float) -> float:
-    return a / b if b else float("nan")
+    return a / b if b and not math.isnan(b) else float("nan")
 
 
-def print_tables(runners: dict[str, Runner], report_turns: list[int]) -> None:
-    metrics = (
-        ("receiver tokens (the specialist's request)", "receiver_tokens", "{:,.0f}"),
-        (f"turn time, median ms of the {WINDOW} turns ending there", "ms", "{:,.1f}"),
-        ("checkpoint bytes (SQLite file + -wal/-journal)", "checkpoint_bytes", "{:,.0f}"),
-        (
-            "for information: stored blob bytes (checkpoints + writes, WAL aside)",
-            "blob_bytes",
-            "{:,.0f}",
-        ),
-    )
-    for title, key, fmt in metrics:
-        print(f"\n{title}")
-        print("| turn | ours | swarm | supervisor | ours/swarm | ours/supervisor |")
-        print("| ---: | ---: | ---: | ---: | ---: | ---: |")
-        for t in report_turns:
-            row = {}
-            for name, runner in runners.items():
-                values = runner.series[key]
-                row[name] = median_ending(values, t) if key == "ms" else values[t - 1]
-            print(
-                f"| {t} | "
-                + " | ".join(fmt.format(row[s]) for s in SYSTEMS)
-                + f" | {ratio(row['ours'], row['swarm']):.3f}"
-                + f" | {ratio(row['ours'], row['supervisor']):.3f} |"
+def min_med(values: list[float]) -> tuple[float, float]:
+    clean = [v for v in values if not math.isnan(v)]
+    if not clean:
+        return float("nan"), float("nan")
+    return min(clean), statistics.median(clean)
+
+
+def cell(values: list[float], fmt: str) -> str:
+    low, mid = min_med(values)
+    if math.isnan(mid):
+        return "n/a"
+    a, b = fmt.format(low), fmt.format(mid)
+    return a if a == b else f"{a} / {b}"
+
+
+METRICS = (
+    (
+        "receiver tokens with tool schemas (the answering call's request)",
+        "receiver_tokens_with_schemas",
+        "{:,.0f}",
+    ),
+    ("receiver tokens, messages only", "receiver_tokens", "{:,.0f}"),
+    (
+        "input tokens of every model call of the turn (messages + schemas)",
+        "input_tokens",
+        "{:,.0f}",
+    ),
+    (f"turn time, median ms of the {WINDOW} turns ending there", "ms", "{:,.1f}"),
+    ("checkpoint bytes", "checkpoint_bytes", "{:,.0f}"),
+    (
+        "for information: stored blob bytes (checkpoints + writes, WAL aside)",
+        "blob_bytes",
+        "{:,.0f}",
+    ),
+    ("RSS growth since before turn 1, MB (own process)", "rss_mb", "{:,.1f}"),
+)
+
+
+def figure_runs(
+    runs: list[dict[str, dict[str, Any]]], system: str, key: str, turn: int
+) -> list[float]:
+    out = []
+    for run in runs:
+        entry = run[system]
+        baseline = entry["finish"]["baseline_rss_mb"] if key == "rss_mb" else 0.0
+        out.append(at_turn(entry["series"], key, turn, baseline))
+    return out
+
+
+def print_tables(
+    runs: list[dict[str, dict[str, Any]]],
+    systems: list[str],
+    report_turns: list[int],
+    postgres: bool,
+) -> None:
+    others = [s for s in systems if s != "ours"]
+    for title, key, fmt in METRICS:
+        if key == "blob_bytes" and postgres:
+            continue  # per turn on SQLite only; PostgreSQL's is in the storage breakdown
+        if key == "checkpoint_bytes":
+            title += (
+                " (pg_total_relation_size of the checkpoint tables)"
+                if postgres
+                else " (SQLite file + -wal/-journal)"
             )
+        print(f"\n{title}")
+        head = " | ".join(systems)
+        ratios = " | ".join(f"ours/{s}" for s in others) if "ours" in systems else ""
+        print(f"| turn | {head} |" + (f" {ratios} |" if ratios else ""))
+        print("| ---: |" + " ---: |" * (len(systems) + (len(others) if ratios else 0)))
+        for t in report_turns:
+            values = {s: figure_runs(runs, s, key, t) for s in systems}
+            row = f"| {t} | " + " | ".join(cell(values[s], fmt) for s in systems) + " |"
+            if ratios:
+                ours_mid = min_med(values["ours"])[1]
+                row += "".join(f" {ratio(ours_mid, min_med(values[s])[1]):.3f} |" for s in others)
+            print(row)
 
 
-def goals(runners: dict[str, Runner]) -> list[dict[str, Any]]:
-    ours, swarm, sup = (runners[s].series for s in SYSTEMS)
-    last = len(ours["turn"])
+def print_kinds(runs: list[dict[str, dict[str, Any]]], systems: list[str]) -> None:
+    """Mixed workload: per kind of turn, median ms and receiver tokens (with schemas), all runs."""
+    print(
+        "\nby kind of turn (all turns and runs): median ms; median receiver tokens with schemas; model calls"
+    )
+    print("| kind | turns | " + " | ".join(systems) + " |")
+    print("| --- | ---: |" + " --- |" * len(systems))
+    first = runs[0][systems[0]]["series"]
+    for kind in pw.KINDS:
+        count = first["kind"].count(kind)
+        if not count:
+            continue
+        cells = []
+        for s in systems:
+            ms, tokens, calls = [], [], set()
+            for run in runs:
+                series = run[s]["series"]
+                for i, k in enumerate(series["kind"]):
+                    if k == kind:
+                        ms.append(series["ms"][i])
+                        tokens.append(series["receiver_tokens_with_schemas"][i])
+                        calls.add(series["model_calls"][i])
+            cells.append(
+                f"{statistics.median(ms):,.1f} ms; {statistics.median(tokens):,.0f} tok; "
+                f"{'/'.join(str(c) for c in sorted(calls))} calls"
+            )
+        print(f"| {kind} | {count} | " + " | ".join(cells) + " |")
+
+
+# --- goals ---------------------------------------------------------------------------------------
+
+
+def goal_rows(
+    runs: list[dict[str, dict[str, Any]]], systems: list[str], report_turns: list[int]
+) -> list[dict[str, Any]]:
+    """Each goal measured per run; verdict on the median over runs."""
+    if "ours" not in systems:
+        return []
+    last = len(runs[0]["ours"]["series"]["turn"])
     edge = min(EDGE, last)
+    peers = [s for s in systems if s != "ours"]
 
-    def tail(s: dict) -> float:
-        return statistics.median(s["ms"][-edge:])
+    def tail(series: Series) -> float:
+        return statistics.median(series["ms"][-edge:])
 
-    return [
-        {
-            "goal": f"receiver tokens <= 1/9 of swarm's (at turn {last})",
-            "limit": 1 / 9,
-            "measured": ratio(ours["receiver_tokens"][-1], swarm["receiver_tokens"][-1]),
-            "vs_supervisor": ratio(ours["receiver_tokens"][-1], sup["receiver_tokens"][-1]),
-        },
-        {
-            "goal": f"turn time <= 0.5x swarm's (median of the last {edge} turns)",
-            "limit": 0.5,
-            "measured": ratio(tail(ours), tail(swarm)),
-            "vs_supervisor": ratio(tail(ours), tail(sup)),
-        },
-        {
-            "goal": f"checkpoint bytes <= 1/10 of swarm's (at turn {last})",
-            "limit": 0.1,
-            "measured": ratio(ours["checkpoint_bytes"][-1], swarm["checkpoint_bytes"][-1]),
-            "vs_supervisor": ratio(ours["checkpoint_bytes"][-1], sup["checkpoint_bytes"][-1]),
-        },
+    def last_of(key: str):  # type: ignore[no-untyped-def]
+        return lambda series: float(series[key][-1])
+
+    def compare(pick, peer: str) -> list[float]:  # type: ignore[no-untyped-def]
+        return [ratio(pick(r["ours"]["series"]), pick(r[peer]["series"])) for r in runs]
+
+    def ms_at(t: int):  # type: ignore[no-untyped-def]
+        return lambda series: median_ending(series["ms"], t)
+
+    rows: list[dict[str, Any]] = []
+
+    def against(goal: str, limit: float, pick) -> None:  # type: ignore[no-untyped-def]
+        if "swarm" not in systems:
+            return
+        rows.append(
+            {
+                "goal": goal,
+                "limit": limit,
+                "unit": "ratio",
+                "per_run": compare(pick, "swarm"),
+                "others": {p: min_med(compare(pick, p))[1] for p in peers if p != "swarm"},
+            }
+        )
+
+    against(
+        f"receiver tokens with schemas <= 1/9 of swarm's (at turn {last})",
+        1 / 9,
+        last_of("receiver_tokens_with_schemas"),
+    )
+    if rows:
+        rows[-1]["note"] = "messages only: " + ", ".join(
+            f"vs {p} {min_med(compare(last_of('receiver_tokens'), p))[1]:.3f}" for p in peers
+        )
+    against(f"turn time <= 0.5x swarm's (median of the last {edge} turns)", 0.5, tail)
+    against(
+        f"checkpoint bytes <= 1/10 of swarm's (at turn {last})",
+        0.1,
+        last_of("checkpoint_bytes"),
+    )
+    ours_runs = [r["ours"]["series"] for r in runs]
+    rows.append(
         {
             "goal": f"our time growth, last {edge} turns / first {edge}, <= 2",
             "limit": 2.0,
-            "measured": ratio(tail(ours), statistics.median(ours["ms"][:edge])),
-            "vs_supervisor": None,
-        },
-    ]
-
-
-def print_goals(rows: list[dict[str, Any]], runners: dict[str, Runner]) -> None:
-    print("\n| goal | measured | result | (same ratio vs supervisor) |")
-    print("| --- | ---: | --- | ---: |")
-    for g in rows:
-        verdict = "PASS" if g["measured"] <= g["limit"] else "MISS"
-        sup = "" if g["vs_supervisor"] is None else f"{g['vs_supervisor']:.3f}"
-        print(f"| {g['goal']} | {g['measured']:.3f} | {verdict} | {sup} |")
-    ours, swarm = runners["ours"].series, runners["swarm"].series
-    print(
-        "(the bytes goal on stored blob bytes instead of files, WAL aside: "
-        f"{ratio(ours['blob_bytes'][-1], swarm['blob_bytes'][-1]):.3f})"
+            "unit": "ratio",
+            "per_run": [ratio(tail(s), statistics.median(s["ms"][:edge])) for s in ours_runs],
+            "others": {},
+        }
     )
+    rows.append(
+        {
+            "goal": f"our overhead per turn at turn {last} <= 1.3x that at turn {min(10, last)}",
+            "limit": 1.3,
+            "unit": "ratio",
+            "per_run": [
+                ratio(median_ending(s["ms"], last), median_ending(s["ms"], 10)) for s in ours_runs
+            ],
+            "others": {},
+        }
+    )
+    rows.append(
+        {
+            "goal": f"our overhead per turn at turn {last} <= 20 ms",
+            "limit": 20.0,
+            "unit": "ms",
+            "per_run": [median_ending(s["ms"], last) for s in ours_runs],
+            "others": {},
+        }
+    )
+    for t in report_turns:
+        span = "turns 1-10" if t == 10 else f"turns {max(1, t - WINDOW + 1)}-{t}"
+        against(f"time per turn <= 0.8x swarm's at turn {t} ({span})", 0.8, ms_at(t))
+    for row in rows:
+        row["min"], row["median"] = min_med(row["per_run"])
+    return rows
+
+
+def verdict(row: dict[str, Any]) -> str:
+    measured, limit = row["median"], row["limit"]
+    if math.isnan(measured):
+        return "n/a"
+    if row["unit"] == "ms":
+        if measured <= limit:
+            return f"met ({limit - measured:,.1f} ms to spare)"
+        return f"MISSED by {measured - limit:,.1f} ms"
+    if measured <= limit:
+        return f"met ({1 - measured / limit:.0%} under the limit)"
+    return f"MISSED by {measured / limit:.2f}x the limit"
+
+
+def print_goals(rows: list[dict[str, Any]], runs: list[dict[str, dict[str, Any]]]) -> None:
+    if not rows:
+        print("\n(no goals: they compare ours with swarm)")
+        return
+    print("\n| goal | median over runs | min | result | same figure vs others (median) |")
+    print("| --- | ---: | ---: | --- | --- |")
+    for g in rows:
+        fmt = "{:,.1f}" if g["unit"] == "ms" else "{:.3f}"
+        others = ", ".join(f"{p} {v:.3f}" for p, v in g["others"].items())
+        if g.get("note"):
+            others = f"{others}; {g['note']}" if others else g["note"]
+        print(
+            f"| {g['goal']} | {fmt.format(g['median'])} | {fmt.format(g['min'])} | "
+            f"{verdict(g)} | {others} |"
+        )
+    if all("swarm" in r for r in runs):
+        blobs = [
+            ratio(r["ours"]["finish"]["final_blob_bytes"], r["swarm"]["finish"]["final_blob_bytes"])
+            for r in runs
+        ]
+        print(f"(the bytes goal on stored blob bytes instead, WAL aside: {min_med(blobs)[1]:.3f})")
+
+
+# --- output --------------------------------------------------------------------------------------
 
 
 def project_label() -> str:
@@ -620,60 +594,159 @@ def project_label() -> str:
     return f"{where} ({state})"
 
 
-def write_plot(runners: dict[str, Runner], path: Path) -> None:
+def per_turn_median(
+    runs: list[dict[str, dict[str, Any]]], system: str, key: str, baseline: bool = False
+) -> list[float]:
+    """Per turn, the median over runs (RSS as growth since before turn 1)."""
+    columns = []
+    for run in runs:
+        values = run[system]["series"][key]
+        base = run[system]["finish"]["baseline_rss_mb"] if baseline else 0.0
+        columns.append([float("nan") if v is None else v - base for v in values])
+    return [statistics.median(col) for col in zip(*columns, strict=True)]
+
+
+def write_plot(
+    runs: list[dict[str, dict[str, Any]]], systems: list[str], path: Path, title: str
+) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import ScalarFormatter
 
-    fig, axes = plt.subplots(1, 3, figsize=(16, 4.8))
-    panels = (
-        ("receiver tokens (specialist's request)", lambda s: s["receiver_tokens"]),
-        (f"turn time, ms (rolling median of {WINDOW})", lambda s: rolling_median(s["ms"])),
-        ("checkpoint MB (file + wal)", lambda s: [b / 1e6 for b in s["checkpoint_bytes"]]),
-    )
-    for ax, (title, pick) in zip(axes, panels, strict=True):
-        for name in SYSTEMS:
-            series = runners[name].series
-            (line,) = ax.plot(series["turn"], pick(series), label=name, linewidth=1.6)
-            if title.startswith("checkpoint"):
-                ax.plot(
-                    series["turn"],
-                    [b / 1e6 for b in series["blob_bytes"]],
-                    color=line.get_color(),
-                    linestyle="--",
-                    linewidth=1,
-                    label=f"{name} (stored blobs)",
-                )
-        ax.set_title(title)
+    fig, axes = plt.subplots(2, 2, figsize=(15, 9.5))
+    (tok_ax, ms_ax), (bytes_ax, rss_ax) = axes
+    for name in systems:
+        turns = runs[0][name]["series"]["turn"]
+        series = runs[0][name]["series"]
+        (line,) = tok_ax.plot(
+            turns, series["receiver_tokens_with_schemas"], label=name, linewidth=1.4
+        )
+        tok_ax.plot(
+            turns, series["receiver_tokens"], color=line.get_color(), linestyle=":", linewidth=1
+        )
+        ms_ax.plot(
+            turns, rolling_median(per_turn_median(runs, name, "ms")), label=name, linewidth=1.4
+        )
+        bytes_ax.plot(
+            turns,
+            [b / 1e6 for b in per_turn_median(runs, name, "checkpoint_bytes")],
+            label=name,
+            linewidth=1.4,
+        )
+        rss_ax.plot(
+            turns, per_turn_median(runs, name, "rss_mb", baseline=True), label=name, linewidth=1.4
+        )
+    tok_ax.set_title("receiver tokens (solid: with tool schemas; dotted: messages only)")
+    ms_ax.set_title(f"time per turn, ms (rolling median of {WINDOW}; median over runs)")
+    ms_ax.set_yscale("log")
+    ms_ax.yaxis.set_major_formatter(ScalarFormatter())
+    ms_ax.yaxis.set_minor_formatter(ScalarFormatter())
+    bytes_ax.set_title("checkpoint MB")
+    rss_ax.set_title("RSS growth since before turn 1, MB (own process)")
+    for ax in axes.flat:
         ax.set_xlabel("turn")
-        ax.grid(alpha=0.3)
-    axes[0].legend()
-    axes[2].legend(fontsize=8)
-    fig.suptitle("specialist_handover vs langgraph-swarm vs langgraph-supervisor (same script)")
+        ax.grid(alpha=0.3, which="both")
+    for ax in axes.flat:
+        ax.legend(fontsize=8)
+    fig.suptitle(title)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
 
-# --- main ---------------------------------------------------------------------------------------
+# --- main ----------------------------------------------------------------------------------------
+
+
+def parse_systems(text: str) -> list[str]:
+    names = [s.strip() for s in text.split(",") if s.strip()]
+    unknown = [s for s in names if s not in pw.SYSTEMS]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(
+            f"unknown system(s) {unknown}; choose from {', '.join(pw.SYSTEMS)}"
+        )
+    return [s for s in pw.SYSTEMS if s in names]  # a fixed order: ours first
+
+
+def start(options: argparse.Namespace, workdir: Path) -> tuple[list[Any], str, float] | None:
+    """Say what runs, check the disk, run; (runs, versions, seconds), or None when refused."""
+    print(
+        f"bench_vs_peers: workload {options.workload}, {options.turns} turns x {options.runs} "
+        f"run(s), systems {', '.join(options.systems)}, {options.checkpointer}, trim budget "
+        f"{options.trim_tokens:,} tokens; files in {workdir}"
+    )
+    need, free = disk_estimate(options), shutil.disk_usage(workdir).free
+    if need > 1e9:
+        print(
+            f"disk: about {need / 1e9:,.0f} GB of checkpoints needed at once, {free / 1e9:,.0f} GB "
+            f"free at {workdir}" + ("" if options.checkpointer == "sqlite" else " (SQLite figures)")
+        )
+    if need > 0.8 * free and not options.skip_disk_check:
+        print(
+            "bench_vs_peers: not enough free disk for this run; run fewer systems at once "
+            "(e.g. --systems ours,swarm,swarm-trim, then ours,supervisor, then "
+            "ours,supervisor-trim), fewer turns, or pass --skip-disk-check",
+            file=sys.stderr,
+        )
+        return None
+    print(f"project: {project_label()}")
+    versions = ", ".join(
+        f"{p} {version(p)}"
+        for p in ("langgraph", "langgraph-swarm", "langgraph-supervisor", "langchain")
+    )
+    print(f"versions: {versions}; python {platform.python_version()}")
+    print(f"script: {pw.fingerprint(options.workload, options.turns)} (digest of the turns' texts)")
+    started = time.perf_counter()
+    runs = run_all(options, workdir)
+    return runs, versions, time.perf_counter() - started
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--turns", type=int, default=200, help="user turns (default 200)")
     parser.add_argument(
+        "--runs", type=int, default=1, help="runs of every system, interleaved (default 1)"
+    )
+    parser.add_argument(
+        "--systems",
+        type=parse_systems,
+        default=list(pw.SYSTEMS),
+        help=f"comma-separated, from {','.join(pw.SYSTEMS)} (default all)",
+    )
+    parser.add_argument(
+        "--workload", choices=pw.WORKLOADS, default="handovers", help="default handovers"
+    )
+    parser.add_argument(
+        "--trim-tokens",
+        type=int,
+        default=MAX_CONTEXT_TOKENS,
+        help=f"the -trim systems' message budget (default {MAX_CONTEXT_TOKENS:,}, our max_context_tokens)",
+    )
+    parser.add_argument("--checkpointer", choices=("sqlite", "postgres"), default="sqlite")
+    parser.add_argument(
         "--plot",
         type=Path,
-        default=Path(__file__).resolve().parent / "vs_peers.png",
+        default=HERE / "vs_peers.png",
         help="PNG to write (default bench/vs_peers.png)",
     )
     parser.add_argument("--workdir", type=Path, default=None, help="an empty folder for the files")
     parser.add_argument("--json", type=Path, default=None, help="write every per-turn figure here")
+    parser.add_argument(
+        "--skip-disk-check",
+        action="store_true",
+        help="run even when the estimated checkpoint bytes exceed 80%% of the free disk",
+    )
     options = parser.parse_args(argv)
-    if options.turns < 1:
-        parser.error("--turns must be at least 1")
+    if options.turns < 1 or options.runs < 1 or options.trim_tokens < 100:
+        parser.error("--turns and --runs must be at least 1, --trim-tokens at least 100")
+    if options.checkpointer == "postgres" and not os.environ.get(POSTGRES_URL_ENV):
+        parser.error(
+            f"--checkpointer postgres needs {POSTGRES_URL_ENV} "
+            "(bash -c 'source .ci/postgres.sh && .venv/bin/python bench/bench_vs_peers.py ...')"
+        )
+    systems: list[str] = options.systems
 
     temporary = options.workdir is None
     workdir = Path(tempfile.mkdtemp(prefix="bench-vs-peers-")) if temporary else options.workdir
@@ -682,87 +755,99 @@ def main(argv: list[str] | None = None) -> int:
     if any(workdir.iterdir()):
         print(f"bench_vs_peers: {workdir} is not empty (an earlier run?)", file=sys.stderr)
         return 2
-    project_root = workdir / "project"
-    project_root.mkdir()
 
-    counter = TokenCounter("o200k_base")
-    counter.count_text("warm up")  # load the vocabulary outside the timings
-    builders = {"ours": build_ours, "swarm": build_swarm, "supervisor": build_supervisor}
-    runners: dict[str, Runner] = {}
-    for name in SYSTEMS:
-        path = workdir / f"{name}.sqlite"
-        saver = sqlite_saver(path)
-        recorder = Recorder()
-        runners[name] = Runner(
-            name=name,
-            graph=builders[name](saver, recorder),
-            saver=saver,
-            path=path,
-            recorder=recorder,
-            config={"configurable": {"thread_id": f"bench-{name}"}},
-            context={"project_root": str(project_root), "model": "offline"}
-            if name == "ours"
-            else None,
-        )
+    try:
+        outcome = start(options, workdir)
+    finally:
+        if temporary:
+            shutil.rmtree(workdir, ignore_errors=True)
+    if outcome is None:
+        return 2
+    runs, versions, total_s = outcome
 
-    print(
-        f"bench_vs_peers: {options.turns} turns, alternating ours / swarm / supervisor; "
-        f"files in {workdir}"
-    )
-    print(f"project: {project_label()}")
-    print(
-        "versions: "
-        + ", ".join(
-            f"{p} {version(p)}"
-            for p in ("langgraph", "langgraph-swarm", "langgraph-supervisor", "langchain")
-        )
-        + f"; python {platform.python_version()}"
-    )
-    started = time.perf_counter()
-    for n in range(1, options.turns + 1):
-        turn = turn_script(n)
-        for name in SYSTEMS:
-            runners[name].play(turn, counter)
-        if n % 50 == 0 or n == options.turns:
-            print(f"  turn {n}: {time.perf_counter() - started:,.1f} s", flush=True)
-    total_s = time.perf_counter() - started
-    verify_ours(runners["ours"])
-
-    calls = {s: sorted(set(runners[s].series["model_calls"])) for s in SYSTEMS}
+    calls = {s: sorted(set(runs[0][s]["series"]["model_calls"])) for s in systems}
     print(f"model calls per turn: {calls}")
+    if "ours" in systems:
+        kept, scripted = runs[0]["ours"]["finish"]["trail_kept"]
+        print(
+            f"our trail checked: the state's {kept} record(s) are the script's newest "
+            f"({scripted} in all)"
+        )
+    if "ours" in systems and options.workload == "mixed":
+        print(f"our stage-2 summarizer calls: {sum(runs[0]['ours']['series']['summarizer_calls'])}")
     report_turns = sorted({t for t in REPORT_TURNS if t <= options.turns} | {options.turns})
-    print_tables(runners, report_turns)
-    goal_rows = goals(runners)
-    print_goals(goal_rows, runners)
+    print("\n(cells: min / median over runs where they differ)")
+    print_tables(runs, systems, report_turns, options.checkpointer == "postgres")
+    marks = sorted({min(200, options.turns), options.turns})
+    print(
+        "\nmemory (own process per system), MB, median over runs: RSS before turn 1 / "
+        + " / ".join(f"at turn {t}" for t in marks)
+        + " / peak (ru_maxrss)"
+    )
+    for s in systems:
+        figures = [
+            min_med([r[s]["finish"]["baseline_rss_mb"] for r in runs])[1],
+            *(min_med([r[s]["series"]["rss_mb"][t - 1] for r in runs])[1] for t in marks),
+            # ru_maxrss is updated lazily: never below an RSS the process reported
+            min_med([max(r[s]["finish"]["peak_rss_mb"], *r[s]["series"]["rss_mb"]) for r in runs])[
+                1
+            ],
+        ]
+        print(f"  {s}: " + " / ".join(f"{v:,.1f}" for v in figures))
+    print("\ntotals over all turns (tokens: the same every run)")
+    for key, label in (
+        ("receiver_tokens_with_schemas", "receiver tokens with schemas"),
+        ("input_tokens", "input tokens of every model call"),
+    ):
+        totals = {s: sum(runs[0][s]["series"][key]) for s in systems}
+        line = ", ".join(f"{s} {v:,}" for s, v in totals.items())
+        if "ours" in systems and len(systems) > 1:
+            line += "; ours/" + ", ours/".join(
+                f"{s} {ratio(totals['ours'], v):.3f}" for s, v in totals.items() if s != "ours"
+            )
+        print(f"  {label}: {line}")
+    if options.workload == "mixed":
+        print_kinds(runs, systems)
+    goals = goal_rows(runs, systems, report_turns)
+    print_goals(goals, runs)
 
-    print("\nstorage breakdown")
-    for name in SYSTEMS:
-        for line in storage_breakdown(runners[name]):
+    print("\nstorage breakdown (last run)")
+    for s in systems:
+        for line in runs[-1][s]["finish"]["breakdown"]:
             print(f"  {line}")
 
-    write_plot(runners, options.plot)
+    write_plot(
+        runs,
+        systems,
+        options.plot,
+        f"specialist_handover vs peers: {options.workload} workload, {options.checkpointer}, "
+        f"{options.runs} run(s)",
+    )
     print(f"\nplot: {options.plot}")
     if options.json:
         options.json.parent.mkdir(parents=True, exist_ok=True)
         options.json.write_text(
             json.dumps(
                 {
+                    "workload": options.workload,
                     "turns": options.turns,
+                    "runs": options.runs,
+                    "systems": systems,
+                    "checkpointer": options.checkpointer,
+                    "trim_tokens": options.trim_tokens,
                     "project": project_label(),
+                    "versions": versions,
                     "seconds": total_s,
-                    "goals": goal_rows,
-                    "systems": {s: dict(runners[s].series) for s in SYSTEMS},
+                    "goals": goals,
+                    "per_run": runs,
                 },
                 indent=1,
             )
         )
         print(f"json: {options.json}")
-    print(f"run: {total_s:,.1f} s for {options.turns} turns x 3 systems")
-
-    for runner in runners.values():
-        runner.saver.conn.close()
-    if temporary:
-        shutil.rmtree(workdir, ignore_errors=True)
+    print(
+        f"run: {total_s:,.1f} s for {options.turns} turns x {len(systems)} systems x {options.runs} run(s)"
+    )
     return 0
 
 
