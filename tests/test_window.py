@@ -163,6 +163,18 @@ def test_handover_transcript_prints_the_whole_conversation(long_thread):
     )
     assert trail.returncode == 0, trail.stderr
     assert "(240 events)" in trail.stdout and "topic=topic-0 " in trail.stdout
+    text = subprocess.run(
+        [sys.executable, "-m", "specialist_handover.graph.cli", "transcript", *common],
+        capture_output=True,
+        text=True,
+        cwd=REPO.parent,
+        env={"PYTHONPATH": str(REPO.parent), "PATH": "/usr/bin:/bin"},
+        timeout=120,
+    )
+    assert text.returncode == 0, text.stderr
+    assert "(480 messages)" in text.stdout
+    assert "\n   1. user: Request #0\n" in text.stdout
+    assert text.stdout.endswith("\n 480. test_debug_engineer: Answer 240.\n")
 
 
 def test_stage_2_reads_the_archived_turns(long_thread):

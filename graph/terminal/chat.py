@@ -149,7 +149,8 @@ def print_transcript(
             who = f"tool {message.name or ''}".strip()
         calls = [c["name"] for c in getattr(message, "tool_calls", None) or []]
         text = message_text(message).strip() or (f"(calls {', '.join(calls)})" if calls else "")
-        printer.say(f"{i:>4}. {who}: {text}")
+        first, *rest = f"{i:>4}. {who}: {text}".split("\n")
+        printer.say("\n".join([first, *(f"      {line}" if line else "" for line in rest)]))
     return 0
 
 
