@@ -90,14 +90,12 @@ def stored_transcript(
     checkpoint chain (root namespace, up to the checkpoint in `config` or the latest),
     replayed without the archival removals, then `window` (the state's current messages,
     which may be newer than the last checkpoint) merged in by id."""
-    merged: list[Any] = []
+    writes: list[Any] = []
     if checkpointer is not None:
         for kind, value in _channel_history(checkpointer, config, "messages"):
-            if kind == "seed":  # a value stored whole (update_state): what it adds
-                merged = merge_messages(merged, [_seed_messages(value)])
-            else:
-                merged = merge_messages(merged, [_without_archival(value)])
-    merged = merge_messages(merged, [list(window)])
+            # a value stored whole (update_state) merges like a write: what it adds
+            writes.append(_seed_messages(value) if kind == "seed" else _without_archival(value))
+    merged = merge_messages([], [*writes, list(window)])  # one pass, however long the thread
     return list(convert_to_messages(merged)) if merged else []
 
 
@@ -112,11 +110,10 @@ def stored_trail(
     stored: list[dict[str, Any]] = []
     if checkpointer is not None:
         for kind, value in _channel_history(checkpointer, config, "handovers"):
-            stored = (
-                _joined(stored, _seed_messages(value))
-                if kind == "seed"
-                else append_trail(stored, [value])
-            )
+            if kind == "seed":
+                stored = _joined(stored, _seed_messages(value))
+            else:
+                stored.extend(append_trail([], [value]))
     return _joined(stored, list(window))
 
 
