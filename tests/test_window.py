@@ -138,39 +138,29 @@ def test_a_fork_reads_the_transcript_up_to_its_checkpoint(long_thread):
     ]
 
 
-def test_handover_transcript_prints_the_whole_conversation(long_thread):
-    graph, _, root = long_thread
-    common = ["--db", str(root / "c.sqlite"), "--thread", "t", "--project-root", str(root)]
-    out = subprocess.run(
-        [sys.executable, "-m", "specialist_handover.graph.cli", "transcript", "--json", *common],
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "specialist_handover.graph.cli", *args],
         capture_output=True,
         text=True,
         cwd=REPO.parent,
         env={"PYTHONPATH": str(REPO.parent), "PATH": "/usr/bin:/bin"},
         timeout=120,
     )
+
+
+def test_handover_transcript_prints_the_whole_conversation(long_thread):
+    graph, _, root = long_thread
+    common = ["--db", str(root / "c.sqlite"), "--thread", "t", "--project-root", str(root)]
+    out = _cli("transcript", "--json", *common)
     assert out.returncode == 0, out.stderr
     dicts = json.loads(out.stdout[out.stdout.index("[") :])
     assert len(dicts) == 480
     assert dicts[0]["data"]["content"] == "Request #0"
-    trail = subprocess.run(
-        [sys.executable, "-m", "specialist_handover.graph.cli", "trail", *common],
-        capture_output=True,
-        text=True,
-        cwd=REPO.parent,
-        env={"PYTHONPATH": str(REPO.parent), "PATH": "/usr/bin:/bin"},
-        timeout=120,
-    )
+    trail = _cli("trail", *common)
     assert trail.returncode == 0, trail.stderr
     assert "(240 events)" in trail.stdout and "topic=topic-0 " in trail.stdout
-    text = subprocess.run(
-        [sys.executable, "-m", "specialist_handover.graph.cli", "transcript", *common],
-        capture_output=True,
-        text=True,
-        cwd=REPO.parent,
-        env={"PYTHONPATH": str(REPO.parent), "PATH": "/usr/bin:/bin"},
-        timeout=120,
-    )
+    text = _cli("transcript", *common)
     assert text.returncode == 0, text.stderr
     assert "(480 messages)" in text.stdout
     assert "\n   1. user: Request #0\n" in text.stdout

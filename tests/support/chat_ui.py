@@ -237,8 +237,8 @@ def _locked(path: Path, timeout: float) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def _run_step(cmd: list[str], *, cwd: Path, env: dict[str, str], log_path: Path, timeout: float):
-    """Run one setup command (install, build) in its own process group, logging its output."""
+def _spawn(cmd: list[str], *, cwd: Path, env: dict[str, str], log_path: Path) -> subprocess.Popen:
+    """Start `cmd` in its own process group (stopped with the tests), its output logged."""
     with open(log_path, "ab") as log:
         log.write(f"$ {' '.join(cmd)}  (cwd={cwd})\n".encode())
         log.flush()
@@ -253,6 +253,12 @@ def _run_step(cmd: list[str], *, cwd: Path, env: dict[str, str], log_path: Path,
             preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
         )
     _RUNNING[proc.pid] = proc
+    return proc
+
+
+def _run_step(cmd: list[str], *, cwd: Path, env: dict[str, str], log_path: Path, timeout: float):
+    """Run one setup command (install, build) in its own process group, logging its output."""
+    proc = _spawn(cmd, cwd=cwd, env=env, log_path=log_path)
     try:
         proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -469,20 +475,7 @@ def agent_chat_ui(
             log_path = log_dir / f"agent-chat-ui-{port}.log"
             cmd = [prepared.pnpm, mode if mode == "dev" else "start"]
             cmd += ["--hostname", "127.0.0.1", "--port", str(port)]
-            with open(log_path, "ab") as log:
-                log.write(f"$ {' '.join(cmd)}  (cwd={run_dir})\n".encode())
-                log.flush()
-                proc = subprocess.Popen(
-                    cmd,
-                    cwd=run_dir,
-                    env=env,
-                    stdin=subprocess.DEVNULL,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,
-                    preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
-                )
-            _RUNNING[proc.pid] = proc
+            proc = _spawn(cmd, cwd=run_dir, env=env, log_path=log_path)
             url = f"http://127.0.0.1:{port}"
             outcome = _wait_ready(proc, f"{url}/", time.monotonic() + startup_timeout)
             if outcome == "ready":
