@@ -5,6 +5,7 @@ handover chat [--thread ID] [--review]   # interactive, line editing and history
 handover run "message" [--thread ID] [--review]
 handover trail [--thread ID]       # the thread's handovers with tokens and briefing paths
 handover transcript [--thread ID] [--json]   # the whole conversation, archived turns included
+handover stats [--thread ID] [--json]   # what the handovers sent, saved and the specialists used
 handover profiles                  # the specialists of this build (built-ins plus --profiles DIR)
 handover --version
 
@@ -65,6 +66,7 @@ from .terminal.chat import (
     DEFERRED,
     chat,
     failure_advice,
+    print_stats,
     print_trail,
     print_transcript,
     take_turn,
@@ -247,6 +249,16 @@ def _parser() -> argparse.ArgumentParser:
     transcript.add_argument(
         "--json", action="store_true", help="LangChain's message dicts, as a JSON list"
     )
+    stats = sub.add_parser(
+        "stats",
+        parents=[thread, common],
+        help="sum what a thread's handovers cost and saved",
+        description="Sum a thread's handovers: tokens their packages sent against what the "
+        "full history would have cost at each one, and the specialists' model calls and "
+        "tokens (from the models' usage metadata) while they held the conversation. Exits 1 "
+        "when the thread has no conversation yet.",
+    )
+    stats.add_argument("--json", action="store_true", help="the sums as a JSON object")
     sub.add_parser(
         "resume",
         parents=[thread, common, review],
@@ -315,7 +327,7 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int
         return 2
     if args.command == "profiles":
         return _print_profiles(profiles, out)
-    if args.command not in ("trail", "transcript"):
+    if args.command not in ("trail", "transcript", "stats"):
         try:  # the provider must resolve and have its key before a message is stored
             model_from_string(ctx.model, profiles=profiles)
         except Exception as exc:  # noqa: BLE001 - any reason the model cannot be made
@@ -369,6 +381,8 @@ def _main_with(  # type: ignore[no-untyped-def]
         return print_trail(graph, thread, printer)
     if args.command == "transcript":
         return print_transcript(graph, thread, printer, as_json=args.json)
+    if args.command == "stats":
+        return print_stats(graph, thread, printer, as_json=args.json)
     printer.say(_model_banner(ctx))
     printer.say(f"Thread: {thread}   checkpoints: {where}")
     try:

@@ -27,6 +27,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
 
 from ..nodes.briefing.redact import redact
+from ..nodes.handover.cost import thread_stats
 from ..nodes.history.archive import stored_trail, stored_transcript
 from ..nodes.history.conversation import pending_tool_calls
 from ..nodes.models.resolve import ModelChoice, model_from_string
@@ -98,6 +99,14 @@ class HandoverGraph(CompiledStateGraph):
         """The whole handover trail of the thread in `config` (the state keeps the newest)."""
         window = self.get_state(config).values.get("handovers") or []
         return stored_trail(self._saver(), config, window)
+
+    def stats(self, config: Any) -> dict[str, int]:
+        """What the thread's handovers cost and saved, summed over its whole trail: handovers,
+        refusals and returns; tokens the packages sent against what the full history would
+        have cost (`saved_tokens`); the specialists' model calls and tokens while they held the
+        conversation (from the models' usage metadata, the current hold included)."""
+        live = self.get_state(config).values.get("hold_usage")
+        return thread_stats(self.trail(config), live)
 
     def _saver(self) -> BaseCheckpointSaver | None:
         saver = self.checkpointer

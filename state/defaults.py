@@ -57,3 +57,16 @@ UPPER_BOUNDS = {"max_turns": 100, "max_handovers_per_turn": 20, "model_attempts"
 """Bounds that keep every run finite (the graph's recursion limit is sized for them)."""
 LOWER_BOUNDS = {"max_input_tokens": 4000}
 """Every request must fit: a specialist's system prompt and tool schemas take up to ~2,500."""
+
+LAST_TIME_ENTRIES = 3
+"""Outcomes of a specialist's earlier handovers its next package recalls ("last time")."""
+LAST_TIME_MAX_TOKENS = 400
+"""Cap of a package's "last time" section (counted in the package's tokens)."""
+LAST_TIME_ENTRY_TOKENS = 160
+"""Cap of one "last time" line."""
+OUTCOME_SUMMARY_WORDS = 80
+"""An outcome entry's summary of a plain reply (a return's own summary is kept whole)."""
+OUTCOME_TAIL_BYTES = 64 * 1024
+"""Bytes read from the end of each briefing file when looking for outcomes."""
+OUTCOME_FILES_READ = 8
+"""Newest briefing files read when looking for outcomes."""

@@ -54,6 +54,16 @@ def merge_trail(state: list[dict] | None, writes: list) -> list[dict]:  # type: 
     return merged[-TRAIL_WINDOW:] if len(merged) > TRAIL_WINDOW else merged
 
 
+class HoldUsage(TypedDict):
+    """What a specialist's model calls used while it held the conversation after one handover,
+    from the models' usage metadata (0 tokens where a model reports none)."""
+
+    handover_id: str
+    model_calls: int
+    input_tokens: int
+    output_tokens: int
+
+
 class HandoverRecord(TypedDict):
     """One entry of the trail: a handover, a refused handover or a return."""
 
@@ -67,6 +77,15 @@ class HandoverRecord(TypedDict):
     briefing_path: str
     time: str
     error: NotRequired[str]
+    handover_id: NotRequired[str]
+    """The handover's id (a return: the id of the handover it ends)."""
+    full_history_tokens: NotRequired[int]
+    """A handover: what the whole conversation so far would have cost the receiver, the
+    messages counted as a full-history system sends them (`estimated_tokens` is what the
+    package cost)."""
+    usage: NotRequired[HoldUsage]
+    """A return, or a specialist's handover onward: the model calls and tokens of the hold
+    it ends."""
 
 
 class HandoverPackage(TypedDict):
@@ -89,6 +108,8 @@ class HandoverPackage(TypedDict):
     max_context_tokens: int
     oversize_warning: bool
     rendered: str
+    last_time: NotRequired[list[str]]
+    """The specialist's newest outcomes in this project, one line each ("last time")."""
 
 
 PUBLIC_PACKAGE_FIELDS = (
@@ -183,6 +204,21 @@ class HandoverState(TypedDict, total=False):
             "(max_handovers_per_turn)."
         ),
     ]
+    hold_usage: Annotated[
+        HoldUsage | None,
+        Field(
+            description="The active specialist's model calls and tokens since its handover "
+            "(from the models' usage metadata); written on the record that ends the hold."
+        ),
+    ]
+    archived_tokens: Annotated[
+        int,
+        Field(
+            ge=0,
+            description="Tokens of the messages archived out of the working window: with the "
+            "window's own, what the whole conversation would cost a full-history system.",
+        ),
+    ]
 
 
 def usable(state: HandoverState) -> HandoverState:
@@ -192,9 +228,11 @@ def usable(state: HandoverState) -> HandoverState:
     out = dict(state)
     if not isinstance(out.get("handover"), dict):
         out["handover"] = None
+    if not isinstance(out.get("hold_usage"), dict):
+        out["hold_usage"] = None
     if not isinstance(out.get("active_agent"), str):
         out["active_agent"] = ORCHESTRATOR
-    for key in ("handover_depth", "agent_turns"):
+    for key in ("handover_depth", "agent_turns", "archived_tokens"):
         value = out.get(key)
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             out[key] = 0

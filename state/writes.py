@@ -32,7 +32,7 @@ from langgraph.types import Command
 from pydantic import TypeAdapter, ValidationError
 
 from .messages import message_text
-from .schema import ActiveHandover, HandoverRecord
+from .schema import ActiveHandover, HandoverRecord, HoldUsage
 from .tokens import TokenCounter
 
 INPUT_KEYS = ("messages",)
@@ -150,6 +150,7 @@ def check_messages(
 _HANDOVER = TypeAdapter(ActiveHandover | None)
 _RECORDS = TypeAdapter(list[HandoverRecord])
 _COUNT = TypeAdapter(int)
+_USAGE = TypeAdapter(HoldUsage | None)
 _NAMES = TypeAdapter(list[str])
 
 
@@ -198,7 +199,7 @@ def check_update(
                 raise InputError(
                     f"{key} must be {what}; {where + ': ' if where else ''}{first['msg']}"
                 ) from None
-            if key in ("handover_depth", "agent_turns") and checked[key] < 0:
+            if key in ("handover_depth", "agent_turns", "archived_tokens") and checked[key] < 0:
                 raise InputError(f"{key} must be an integer >= 0, got {checked[key]}")
         else:
             raise InputError(
@@ -213,6 +214,8 @@ _VALIDATORS: dict[str, tuple[TypeAdapter[Any], str]] = {
     "handovers": (_RECORDS, "trail records (state/schema.py: HandoverRecord)"),
     "handover_depth": (_COUNT, "an integer >= 0"),
     "agent_turns": (_COUNT, "an integer >= 0"),
+    "archived_tokens": (_COUNT, "an integer >= 0"),
+    "hold_usage": (_USAGE, "null or a hold's usage (state/schema.py: HoldUsage)"),
     "turn_trail": (_NAMES, "a list of strings"),
 }
 

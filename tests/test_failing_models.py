@@ -41,6 +41,7 @@ from specialist_handover.graph import build_graph
 from specialist_handover.graph.session import run_turn, sqlite_checkpointer, thread_config
 from specialist_handover.nodes.agents.retry import ModelUnavailableError
 from tests.support import openai_server
+from tests.support.faults import handover_entries
 from tests.support.models import check_tool_history
 from tests.support.openai_server import HTTPFault, OpenAICompatibleServer
 
@@ -305,9 +306,9 @@ def check_turns(messages: list) -> None:
         assert not last.tool_calls, f"turn at {start} ends with a tool call"
 
 
-def briefing_markers(root: Path) -> int:
-    folder = root / ".a0proj" / "handover"
-    return sum(p.read_text().count("<!-- handover-id:") for p in folder.glob("*.md"))
+def briefing_markers(root: Path | str) -> int:
+    """Handover entries in the project's briefings (outcome entries are not handovers)."""
+    return len(handover_entries(Path(root)))
 
 
 def check(played: Played) -> str:

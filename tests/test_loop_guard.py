@@ -19,6 +19,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from specialist_handover import build_graph
 from specialist_handover.specialists import builtin_profiles
+from tests.support.faults import handover_entries
 from tests.support.graphs import say, state_of
 from tests.support.models import ScriptedChatModel, ai_call, check_tool_history
 from tests.support.openai_server import OpenAICompatibleServer
@@ -26,11 +27,9 @@ from tests.support.openai_server import OpenAICompatibleServer
 PROFILES = builtin_profiles()
 
 
-def briefing_markers(root: str) -> int:
-    return sum(
-        p.read_text().count("<!-- handover-id:")
-        for p in Path(root, ".a0proj", "handover").glob("*.md")
-    )
+def briefing_markers(root: Path | str) -> int:
+    """Handover entries in the project's briefings (outcome entries are not handovers)."""
+    return len(handover_entries(Path(root)))
 
 
 def bouncing_orchestrator() -> ScriptedChatModel:

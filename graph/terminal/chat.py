@@ -15,6 +15,7 @@ from typing import Any
 from langchain_core.messages import HumanMessage, ToolMessage, messages_to_dict
 from langgraph.graph.state import CompiledStateGraph
 
+from ...nodes.handover.cost import saving_line, thread_stats, usage_line
 from ...nodes.history.conversation import speaker
 from ...state import ORCHESTRATOR, HandoverContext, message_text
 from ..compiled import HandoverGraph
@@ -116,13 +117,59 @@ def print_trail(graph: CompiledStateGraph, thread: str, printer: Printer) -> int
                 f"tokens={r['estimated_tokens']}\n       📝 {r['reason']}\n"
                 f"       📄 {r['briefing_path']}"
             )
+            if "full_history_tokens" in r:
+                printer.say(f"       {saving_line(r)}")
         elif r["kind"] == "refused":
             printer.say(
                 f"{i:>3}. {r['time']} ⛔ {r['from_agent']} -> {r['to_agent']}: {r.get('error')}"
             )
         else:
             printer.say(f"{i:>3}. {r['time']} ↩️  {r['from_agent']} -> orchestrator: {r['reason']}")
+        if isinstance(r.get("usage"), dict):
+            printer.say(f"       {usage_line(r['usage'])} while {r['from_agent']} held it")
     printer.say(f"Active agent: {values.get('active_agent', ORCHESTRATOR)}")
+    return 0
+
+
+def print_stats(
+    graph: CompiledStateGraph, thread: str, printer: Printer, *, as_json: bool = False
+) -> int:
+    """What the thread's handovers cost and saved, summed (`HandoverGraph.stats`); 1 when the
+    thread is empty."""
+    config = thread_config(thread)
+    values = graph.get_state(config).values  # type: ignore[arg-type]
+    if not values:
+        printer.say(f"No conversation on thread {thread!r} yet.")
+        return 1
+    if isinstance(graph, HandoverGraph):
+        stats = graph.stats(config)
+    else:
+        stats = thread_stats(values.get("handovers") or [], values.get("hold_usage"))
+    if as_json:
+        printer.say(json.dumps(stats, indent=2))
+        return 0
+    sent, full = stats["package_tokens"], stats["full_history_tokens"]
+    printer.say(
+        f"Handover costs of thread {thread!r}: {plural(stats['handovers'], 'handover')}, "
+        f"{plural(stats['returns'], 'return')}, {plural(stats['refused'], 'refusal')}"
+    )
+    printer.say(
+        "  "
+        + saving_line({"estimated_tokens": sent, "full_history_tokens": full}).replace(
+            "full history", "full history at each handover"
+        )
+    )
+    printer.say(
+        "  "
+        + usage_line(
+            {
+                "model_calls": stats["specialist_model_calls"],
+                "input_tokens": stats["specialist_input_tokens"],
+                "output_tokens": stats["specialist_output_tokens"],
+            }
+        )
+        + " by the specialists while they held the conversation"
+    )
     return 0
 
 

@@ -14,6 +14,7 @@ from typing import Any, TextIO
 
 from langchain_core.messages import AIMessage, ToolMessage
 
+from ...nodes.handover.cost import saving_line, usage_line
 from ...specialists import ProfileRegistry, resolve_profiles
 from ...state import message_text
 from ..session import STEP_EVENT, TASK_EVENT, TOKEN_EVENT
@@ -195,10 +196,14 @@ class Printer:
                 f"📦 Package: {plural(r['estimated_tokens'], 'token')}, return condition "
                 f"{r['return_condition']}; briefing: {r['briefing_path']}"
             )
+            if "full_history_tokens" in r:
+                self.say(saving_line(r))
         elif r["kind"] == "refused":
             self.say(f"⛔ Handoff to {r['to_agent']} refused: {r.get('error', '')}")
         else:
             self.say(f"↩️  {r['from_agent']} hands back to the orchestrator: {r['reason']}")
+            if isinstance(r.get("usage"), dict):
+                self.say(f"{usage_line(r['usage'])} while {r['from_agent']} held it")
 
     # --- output -------------------------------------------------------------------------
     def thinking(self, agent: str) -> None:

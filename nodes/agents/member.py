@@ -55,6 +55,8 @@ from ...state.defaults import (
     ORCHESTRATOR_SUMMARY_LOOKBACK,
     ORCHESTRATOR_SUMMARY_WORDS,
 )
+from ..briefing.outcomes import reply_summary, write_outcome
+from ..handover.cost import hold_usage
 from ..handover.package import HANDOVER_SENDER, package_message
 from ..handover.trail import describe_trail, return_hop, return_update
 from ..handover.transfer import TRANSFERS, transferred_messages
@@ -170,14 +172,24 @@ def make_agent_node(  # type: ignore[no-untyped-def]
             stored_ids={m.id for m in messages if m.id},
             label=label,
         )
+        removals = archive_removals(messages, len(added))
         update: dict[str, Any] = {
-            "messages": [*archive_removals(messages, len(added)), *added],
+            "messages": [*removals, *added],
             "agent_turns": calls + sum(isinstance(m, AIMessage) for m in added),
         }
+        if removals:  # what leaves the window still counts in the full history's cost
+            gone = {r.id for r in removals}
+            update["archived_tokens"] = state.get("archived_tokens", 0) + sum(
+                counter.count_message(m) for m in messages if m.id in gone
+            )
         if new_user_turn:
             update["turn_trail"] = []  # a new user turn: its handovers are counted afresh
         if orchestrator:
             return {**update, "active_agent": ORCHESTRATOR, "handover_depth": 0}
+        usage = None
+        if handover.get("handover_id"):  # the hold's model calls and tokens so far
+            usage = hold_usage(state.get("hold_usage"), str(handover["handover_id"]), added)
+            update["hold_usage"] = usage
         last = next((m for m in reversed(added) if isinstance(m, AIMessage)), None)
         transferring = any(c["name"] in TRANSFERS for c in pending_tool_calls(added))
         stopped = last is not None and bool(last.response_metadata.get(MAX_TURNS_REACHED))
@@ -185,7 +197,15 @@ def make_agent_node(  # type: ignore[no-untyped-def]
         if transferring or stopped or condition not in ("task_complete", "after_reply"):
             return update  # the handover node takes the transfer; user_request keeps it here
         trail = [] if new_user_turn else list(state.get("turn_trail") or [])
-        update.update(return_update(name, handover, f"{condition}: replied"))
+        write_outcome(
+            project_root=ctx.project_root,
+            handover=handover,
+            how=f"{condition}: replied",
+            summary=reply_summary(message_text(last)) if last is not None else "",
+            usage=usage,
+            store=runtime.store,
+        )
+        update.update(return_update(name, handover, f"{condition}: replied", usage))
         update["turn_trail"] = [*trail, return_hop(name)]
         return update
 

@@ -179,6 +179,10 @@ def tag_reply(message: AIMessage, agent: str, profile: Profile) -> AIMessage:
     )
 
 
+GRAPH_MADE = "handover_graph_reply"
+"""Metadata flag of every reply the graph writes itself: no model call made it."""
+
+
 def graph_reply(agent: str, profile: Profile, content: str, flag: str) -> AIMessage:
     """A reply the graph writes for an agent (no model asked), marked with `flag`."""
     return AIMessage(
@@ -189,6 +193,7 @@ def graph_reply(agent: str, profile: Profile, content: str, flag: str) -> AIMess
             "persona_marker": profile.marker,
             "persona_emoji": profile.emoji,
             flag: True,
+            GRAPH_MADE: True,
         },
     )
 

@@ -39,9 +39,11 @@ MAX_ENTRY_CHARS = 256 * 1024
 _CHUNK_BYTES = 1 << 20
 _SPECIALIST = re.compile(r"[a-z0-9]+(?:_[a-z0-9]+)*")
 _ENTRY = re.compile(
-    r"^## Handover (?P<when>\S+) → (?P<specialist>\S+)\n<!-- handover-id: [^\n]*? -->\n",
+    r"^## (?P<kind>Handover|Outcome) (?P<when>\S+) (?P<arrow>→|←) (?P<specialist>\S+)\n"
+    r"<!-- handover-id: [^\n]*? -->\n",
     re.MULTILINE,
 )
+"""An entry's first lines: a handover (`→ specialist`) or its outcome (`← specialist`)."""
 
 
 class _Refused(Exception):
@@ -53,6 +55,8 @@ class _Entry:
     when: datetime
     order: tuple[str, int]  # (file name, position): ties keep file order
     text: str
+    kind: str = "Handover"
+    body: str = ""
 
 
 @dataclass
@@ -146,11 +150,40 @@ def _validate(
     return slug
 
 
+def read_outcomes(
+    *, project_root: str, specialist: str, limit: int, tail_bytes: int, max_files: int
+) -> list[tuple[datetime, str, str]]:
+    """The specialist's newest outcome entries over all topics, newest first, as (when, topic
+    slug, entry body): the newest files' last `tail_bytes` each, at most `max_files` of them,
+    until `limit` are found, so a handover reads little however long the briefings grow.
+    Never raises: a folder that cannot be read gives none."""
+    try:
+        _validate(project_root, specialist, None, 1)
+        found = _collect(project_root, specialist, None, tail=(tail_bytes, max_files, limit))[0]
+    except Exception:  # noqa: BLE001 - memory is a bonus: no outcome is better than no handover
+        return []
+    outcomes = [e for e in found if e.kind == "Outcome"]
+    outcomes.sort(key=lambda e: (e.when, e.order), reverse=True)
+    return [(e.when, _slug_of(e.order[0], specialist), e.body) for e in outcomes[:limit]]
+
+
+def _slug_of(filename: str, specialist: str) -> str:
+    stem = filename.removeprefix(specialist.replace("_", "-") + "-").removesuffix(".md")
+    return stem[:-11] if len(stem) > 11 else stem  # drop -YYYY-MM-DD
+
+
 # --- reading, confined to the handover folder ---------------------------------------------
 
 
-def _collect(project_root: str, specialist: str, slug: str | None) -> tuple[list[_Entry], _Notes]:
-    """Entries of the specialist's own files (of one slug, if given) and what was left out."""
+def _collect(
+    project_root: str,
+    specialist: str,
+    slug: str | None,
+    tail: tuple[int, int, int] | None = None,
+) -> tuple[list[_Entry], _Notes]:
+    """Entries of the specialist's own files (of one slug, if given) and what was left out.
+    With `tail` (bytes, files, outcomes): each file's last bytes only, newest files first,
+    until that many outcome entries are found or that many files are read."""
     pattern = re.compile(
         re.escape(specialist.replace("_", "-"))
         + r"-(?P<slug>[a-z0-9]+(?:-[a-z0-9]+)*)-(?P<date>\d{4}-\d{2}-\d{2})\.md"
@@ -175,16 +208,21 @@ def _collect(project_root: str, specialist: str, slug: str | None) -> tuple[list
         found.sort(key=lambda item: (item[0]["date"], item[1]), reverse=True)  # newest first
         entries: list[_Entry] = []
         budget = MAX_TOTAL_BYTES
+        if tail is not None:
+            found = found[: tail[1]]
         for match, name in found:
             if budget <= 0:
                 notes.unread.append(name)
                 continue
             header = f"# Briefing: {specialist} — {match['slug']}"
-            read = _read_file(fds[-1], name, header, min(budget, MAX_FILE_BYTES), notes)
+            limit = min(budget, MAX_FILE_BYTES if tail is None else tail[0])
+            read = _read_file(fds[-1], name, header, limit, notes)
             if read is not None:
                 text, size = read
                 budget -= size
                 entries += _entries(text, name, specialist, match["date"])
+            if tail is not None and sum(e.kind == "Outcome" for e in entries) >= tail[2]:
+                break
         return entries, notes
     finally:
         for fd in reversed(fds):
@@ -265,9 +303,9 @@ def _entries(text: str, filename: str, specialist: str, date: str) -> list[_Entr
         body = text[match.end() : min(end, match.end() + MAX_ENTRY_CHARS)].strip()
         if end - match.end() > MAX_ENTRY_CHARS:
             body += f"\n… [entry cut: {end - match.end() - MAX_ENTRY_CHARS:,} more characters]"
-        heading = f"## Handover {match['when']} → {specialist} ({filename})"
+        heading = f"## {match['kind']} {match['when']} {match['arrow']} {specialist} ({filename})"
         when = _parse_when(match["when"], date)
-        out.append(_Entry(when, (filename, pos), f"{heading}\n\n{body}"))
+        out.append(_Entry(when, (filename, pos), f"{heading}\n\n{body}", match["kind"], body))
     return out
 
 

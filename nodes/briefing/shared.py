@@ -72,8 +72,11 @@ def _entry(item: Any, specialist: str, position: int) -> _Entry | None:
     topic = str(value.get("topic") or "")
     when = _parse_when(match["when"], str(value.get("created_at") or "")[:10])
     body = markdown[match.end() :].strip()
-    heading = f"## Handover {match['when']} → {specialist} (topic {topic}, from the store)"
-    return _Entry(when, (topic, position), f"{heading}\n\n{body}")
+    heading = (
+        f"## {match['kind']} {match['when']} {match['arrow']} {specialist} "
+        f"(topic {topic}, from the store)"
+    )
+    return _Entry(when, (topic, position), f"{heading}\n\n{body}", match["kind"], body)
 
 
 def read_briefing_from_store(

@@ -19,6 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from langchain_core.messages import BaseMessage, ToolMessage
+from langgraph.config import get_stream_writer
 from langgraph.runtime import Runtime
 
 from ...specialists import ORCHESTRATOR_PROFILE, ProfileRegistry
@@ -32,10 +33,12 @@ from ...state import (
     usable,
 )
 from ..agents.replies import graph_reply
+from ..briefing.outcomes import last_time, write_outcome
 from ..briefing.shared import put_briefing
 from ..history.conversation import last_ai_index, pending_tool_calls, recent_turns
 from ..tools.names import RETURN
 from .arguments import MODEL_ARGUMENTS
+from .cost import cost_event, full_history_tokens
 from .review import ReviewSuperseded, review_handover
 from .tool import (
     HandoverOutcome,
@@ -116,19 +119,29 @@ def make_handover_node(profiles: ProfileRegistry, counter_for: CounterFor):  # t
 
     def handover(state: HandoverState, runtime: Runtime[HandoverContext]) -> dict[str, Any]:
         """Carry out (or refuse) the calling agent's handover."""
-        update = run_handover(state, coerce_context(runtime.context), profiles, counter_for)
+        update = run_handover(
+            state, coerce_context(runtime.context), profiles, counter_for, runtime.store
+        )
         shared = update.pop(SHARED_ENTRY, None)
         if shared is not None and runtime.store is not None:
             put_briefing(runtime.store, **shared)
+        for record in update.get("handovers") or []:
+            if record["kind"] == "handover":
+                get_stream_writer()(cost_event(record))  # one per handover (stream_mode="custom")
         return update
 
     return handover
 
 
 def run_handover(
-    state: HandoverState, ctx: HandoverContext, profiles: ProfileRegistry, counter_for: CounterFor
+    state: HandoverState,
+    ctx: HandoverContext,
+    profiles: ProfileRegistry,
+    counter_for: CounterFor,
+    store: Any = None,
 ) -> dict[str, Any]:
-    """The handover node's update for this state."""
+    """The handover node's update for this state (`store`: the graph's, for shared briefings
+    and outcomes)."""
     state = usable(state)
     caller = state.get("active_agent") or ORCHESTRATOR
     messages = state.get("messages", [])
@@ -148,16 +161,18 @@ def run_handover(
     args = {k: v for k, v in (call.get("args") or {}).items() if k in MODEL_ARGUMENTS}
     if call["name"] == RETURN and caller == ORCHESTRATOR:
         return {"messages": [_answer(call, NO_ONE_TO_RETURN_TO), *answers]}
+    usage = _usage_of(state, current)
+    ended = {"usage": usage, "root": ctx.project_root, "store": store}
     if call["name"] == RETURN:
         return _return_to_orchestrator(
-            caller, call, call.get("args") or {}, current, answers, trail
+            caller, call, call.get("args") or {}, current, answers, trail, ended
         )
     target = args.get("specialist_profile")
     refusal = check_handover(
         caller=caller, target=target, chain=chain, depth=depth, max_depth=ctx.max_handover_depth
     )
     if refusal is None and target == ORCHESTRATOR_PROFILE:
-        return _return_to_orchestrator(caller, call, args, current, answers, trail)
+        return _return_to_orchestrator(caller, call, args, current, answers, trail, ended)
     if refusal is None and handovers_in(trail) >= ctx.max_handovers_per_turn:
         return _stop_the_loop(
             caller,
@@ -176,6 +191,15 @@ def run_handover(
     def counter(name: Any) -> TokenCounter:
         return counter_for(name if isinstance(name, str) and name in profiles else "", ctx)
 
+    def recalled(name: Any) -> list[str]:
+        """The target's "last time" lines: its newest outcomes in this project."""
+        name = name.strip() if isinstance(name, str) else name
+        if name not in profiles or name == ORCHESTRATOR_PROFILE:
+            return []
+        return last_time(
+            project_root=ctx.project_root, specialist=name, counter=counter(name), store=store
+        )
+
     outcome: HandoverOutcome | str
     if refusal is not None:
         outcome = refusal
@@ -189,6 +213,7 @@ def run_handover(
                 from_agent=caller,
                 counter=counter(edited.get("specialist_profile")),
                 when=_asked_at(messages),
+                last_time=recalled(edited.get("specialist_profile")),
             )
 
         def check(new_target: Any) -> str | None:
@@ -211,6 +236,7 @@ def run_handover(
             from_agent=caller,
             counter=counter(target),
             when=_asked_at(messages),
+            last_time=recalled(target),
         )
     if isinstance(outcome, ReviewSuperseded):  # the person moved on: say so, end the turn
         note = graph_reply(
@@ -273,9 +299,21 @@ def run_handover(
                 return_condition=condition,
                 estimated_tokens=package["estimated_tokens"],
                 briefing_path=package["briefing_file"],
+                handover_id=package["handover_id"],
+                full_history_tokens=full_history_tokens(
+                    messages, state.get("archived_tokens", 0), counter(specialist)
+                ),
+                usage=usage if caller != ORCHESTRATOR else None,
             )
         ],
     }
+
+
+def _usage_of(state: HandoverState, current: dict[str, Any]) -> Any:
+    """The state's hold usage when it is the current handover's."""
+    usage = state.get("hold_usage")
+    ok = isinstance(usage, dict) and usage.get("handover_id") == current.get("handover_id")
+    return usage if ok else None
 
 
 NOT_RUN = "ERROR: not run: the same reply handed the conversation on."
@@ -283,12 +321,29 @@ NO_ONE_TO_RETURN_TO = "ERROR: the orchestrator has no one to return to; answer t
 
 
 def _return_to_orchestrator(
-    caller: str, call: dict, args: dict, current: dict, answers: list, trail: list[str]
+    caller: str,
+    call: dict,
+    args: dict,
+    current: dict,
+    answers: list,
+    trail: list[str],
+    ended: dict[str, Any],
 ) -> dict[str, Any]:
+    """The caller hands back; its outcome (summary, decisions) is appended to its briefing."""
     reason = str(args.get("summary") or args.get("handover_reason") or "handed back")
+    decisions = args.get("decisions")
+    write_outcome(
+        project_root=ended["root"],
+        handover=current,
+        how=f"{call['name']}",
+        summary=reason,
+        decisions=[str(d) for d in decisions] if isinstance(decisions, list) else [],
+        usage=ended["usage"],
+        store=ended["store"],
+    )
     return {
         "messages": [_answer(call, "Returned to the orchestrator."), *answers],
-        **return_update(caller, current, reason),
+        **return_update(caller, current, reason, ended["usage"]),
         "turn_trail": [*trail, return_hop(caller)],
     }
 

@@ -61,6 +61,9 @@ def render_package(package: HandoverPackage, label: str) -> str:
     lines += [f"- {d}" for d in package["decisions"]] or ["(none)"]
     lines += ["", "## Artifacts"]
     lines += [f"- {a}" for a in package["artifacts"]] or ["(none)"]
+    if package.get("last_time"):
+        lines += ["", "## Last time (your newest outcomes in this project, newest first)"]
+        lines += [f"- {line}" for line in package.get("last_time", [])]
     lines += [
         "",
         "## More context if you need it",
@@ -88,9 +91,11 @@ def build_stage1_package(
     include_recent_turns: int,
     counter: TokenCounter,
     label: str,
+    last_time: list[str] | None = None,
 ) -> HandoverPackage:
     """The package: recent turns trimmed to the last `include_recent_turns`, rendered, and
-    counted over that rendering (`oversize_warning` when over `max_context_tokens`)."""
+    counted over that rendering (`oversize_warning` when over `max_context_tokens`);
+    `last_time`: the specialist's recent outcomes (`briefing/outcomes.py`)."""
     package = HandoverPackage(
         handover_id=handover_id,
         specialist=specialist,
@@ -107,6 +112,7 @@ def build_stage1_package(
         max_context_tokens=max_context_tokens,
         oversize_warning=False,
         rendered="",
+        last_time=list(last_time or []),
     )
     package["rendered"] = render_package(package, label)
     package["estimated_tokens"] = counter.count_text(package["rendered"])
@@ -125,7 +131,7 @@ def summary_notes(summary: str, counter: TokenCounter) -> list[str]:
     ]
 
 
-PACKAGE_FIELDS = tuple(HandoverPackage.__required_keys__)
+PACKAGE_FIELDS = (*HandoverPackage.__required_keys__, *HandoverPackage.__optional_keys__)
 
 
 def package_message(package: HandoverPackage) -> HumanMessage:

@@ -124,8 +124,10 @@ def prepare_handover(
     from_agent: str = "",
     counter: TokenCounter | None = None,
     when: datetime | None = None,
+    last_time: list[str] | None = None,
 ) -> PreparedHandover | str:
     """Validate, redact, build and count the package and its entry; write nothing.
+    `last_time`: the specialist's recent outcomes the package recalls (counted in it).
 
     Returns an `ERROR: ...` string instead of raising.
     """
@@ -158,6 +160,7 @@ def prepare_handover(
             include_recent_turns=values["include_recent_turns"],
             counter=counter,
             label=profiles[values["specialist"]].label,
+            last_time=last_time,
         )
         return PreparedHandover(
             values=values,
@@ -225,6 +228,7 @@ def perform_handover(
     from_agent: str = "",
     counter: TokenCounter | None = None,
     when: datetime | None = None,
+    last_time: list[str] | None = None,
 ) -> HandoverOutcome | str:
     """Run one handover; return the outcome, or an `ERROR: ...` string. Never raises.
 
@@ -237,6 +241,7 @@ def perform_handover(
         from_agent=from_agent,
         counter=counter,
         when=when,
+        last_time=last_time,
     )
     return prepared if isinstance(prepared, str) else commit_handover(prepared)
 

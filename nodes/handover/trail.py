@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...state import ORCHESTRATOR, HandoverRecord
+from ...state import ORCHESTRATOR, HandoverRecord, HoldUsage
 from ..briefing.redact import redact
 from ..briefing.writer import now_utc
 
@@ -26,6 +26,7 @@ def trail_record(
     estimated_tokens: int = 0,
     briefing_path: str = "",
     error: str | None = None,
+    **figures: Any,
 ) -> HandoverRecord:
     """One trail entry with the current UTC time; its free texts redacted (a refused
     handover's arguments come straight from a model, secrets included)."""
@@ -42,11 +43,15 @@ def trail_record(
     }
     if error is not None:
         record["error"] = redact(error).text
+    record.update({k: v for k, v in figures.items() if v is not None})  # ids, token figures
     return record  # type: ignore[return-value]
 
 
-def return_update(agent: str, handover: dict[str, Any], reason: str) -> dict[str, Any]:
-    """The state update of `agent` handing the conversation back to the orchestrator."""
+def return_update(
+    agent: str, handover: dict[str, Any], reason: str, usage: HoldUsage | None = None
+) -> dict[str, Any]:
+    """The state update of `agent` handing the conversation back to the orchestrator; its
+    record carries the hold's `usage` (model calls and tokens since the handover)."""
     condition = handover.get("root_return_condition") or handover.get("return_condition") or ""
     return {
         "active_agent": ORCHESTRATOR,
@@ -60,6 +65,8 @@ def return_update(agent: str, handover: dict[str, Any], reason: str) -> dict[str
                 reason=reason,
                 topic=str(handover.get("topic") or ""),
                 return_condition=str(condition),
+                handover_id=handover.get("handover_id"),
+                usage=usage,
             )
         ],
     }

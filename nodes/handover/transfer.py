@@ -132,7 +132,9 @@ def make_handover_transfer_tool(profiles: ProfileRegistry, caller: str) -> BaseT
     )
 
 
-def _return(summary: str, runtime: ToolRuntime[HandoverContext]) -> Any:
+def _return(
+    summary: str, runtime: ToolRuntime[HandoverContext], decisions: list[str] | None = None
+) -> Any:
     return transfer(runtime, RETURN)  # the handover node reads the summary from the call
 
 
@@ -140,7 +142,9 @@ return_to_orchestrator = StructuredTool.from_function(
     _return,
     name=RETURN,
     description="Hand the conversation back to the orchestrator, with a concise summary of "
-    "what you did and decided. Use it when the user asks to go back or your task is complete.",
+    "what you did and decided (and, optionally, the decisions made, one short line each: "
+    "they are kept in your briefing and recalled at your next handover). Use it when the "
+    "user asks to go back or your task is complete.",
 )
 
 

@@ -362,6 +362,11 @@ def read_thread(graph: Any, thread_id: str) -> ThreadRecord:
     )
 
 
+def handover_entries(root: Path) -> list[tuple[str, str]]:
+    """`briefing_markers` of handover entries only (not the outcomes written at returns)."""
+    return [m for m in briefing_markers(root) if not m[0].endswith("-outcome")]
+
+
 def briefing_markers(root: Path) -> list[tuple[str, str]]:
     """(handover id, briefing file) for every handover-id marker under `.a0proj/handover/`."""
     found = []

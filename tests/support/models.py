@@ -173,3 +173,38 @@ def model_responder(model: BaseChatModel) -> Callable[[list[dict], list[dict]], 
         }
 
     return respond
+
+
+def returning_responder(decisions: list[str] | None = None):
+    """The offline model's decisions, except that a specialist asked to go back returns with
+    a summary (and decisions) through return_to_orchestrator."""
+    offline = model_responder(OfflineChatModel())
+
+    def respond(messages: list[dict], tools: list[dict]) -> dict:
+        names = {t["function"]["name"] for t in tools}
+        last = messages[-1]
+        if (
+            "return_to_orchestrator" in names
+            and last["role"] == "user"
+            and str(last["content"]).startswith("Thanks, go back")
+        ):
+            args: dict = {"summary": "Hero designed: bold headline, one blue button."}
+            if decisions is not None:
+                args["decisions"] = decisions
+            return {
+                "content": None,
+                "tool_calls": [
+                    {
+                        "type": "function",
+                        "function": {"name": "return_to_orchestrator", "arguments": args},
+                    }
+                ],
+            }
+        return offline(messages, tools)
+
+    return respond
+
+
+def specialist_requests(bodies: list[dict], profile: str) -> list[dict]:
+    """The request bodies an OpenAI-compatible server got from `profile`'s agent."""
+    return [b for b in bodies if f"(profile `{profile}`)" in (b["messages"][0]["content"] or "")]

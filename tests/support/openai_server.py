@@ -161,7 +161,7 @@ def validate_chat_request(body: Any) -> None:
     close_group()
 
 
-def _rough_tokens(value: Any) -> int:
+def rough_tokens(value: Any) -> int:
     """A rough token estimate (~4 characters per token) for usage blocks."""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     return max(1, len(text) // 4) if text else 0
@@ -281,9 +281,9 @@ class _Handler(BaseHTTPRequestHandler):
             owner._record(owner.errors, exc)
             return self._error(500, f"Responder failed: {type(exc).__name__}: {exc}", None)
         finish = "tool_calls" if message.get("tool_calls") else "stop"
-        prompt = _rough_tokens(body["messages"])
-        completion = _rough_tokens(message.get("content") or "") + sum(
-            _rough_tokens(c["function"]) for c in message.get("tool_calls", [])
+        prompt = rough_tokens(body["messages"])
+        completion = rough_tokens(message.get("content") or "") + sum(
+            rough_tokens(c["function"]) for c in message.get("tool_calls", [])
         )
         usage = {"prompt_tokens": prompt, "completion_tokens": completion}
         usage["total_tokens"] = prompt + completion

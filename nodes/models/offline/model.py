@@ -31,13 +31,20 @@ from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+    UsageMetadata,
+)
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict
 
 from ....specialists import ORCHESTRATOR_PROFILE, Profile, builtin_profiles
-from ....state import message_text
+from ....state import message_text, token_counter
 from ...history.extractive import (
     clip_words,
     extract_artifacts,
@@ -126,7 +133,15 @@ class OfflineChatModel(BaseChatModel):
             reply.name = "orchestrator"
         else:
             reply = AIMessage(content=self._summarise(convo))
+        reply.usage_metadata = self._usage(messages, reply)
         return ChatResult(generations=[ChatGeneration(message=reply)])
+
+    def _usage(self, messages: list[BaseMessage], reply: AIMessage) -> UsageMetadata:
+        """Usage metadata as a hosted model reports it, counted with the default vocabulary."""
+        counter = token_counter()
+        sent = counter.count_messages(messages)
+        made = counter.count_message(reply)
+        return UsageMetadata(input_tokens=sent, output_tokens=made, total_tokens=sent + made)
 
     # -- orchestrator --------------------------------------------------------------
     def _orchestrator(self, convo: list[BaseMessage], profiles: Mapping[str, Profile]) -> AIMessage:
@@ -269,6 +284,8 @@ class OfflineChatModel(BaseChatModel):
             lines.append(f"I'll keep to the decisions so far: {decided}.")
         if package.get("artifacts"):
             lines.append("Files I'll work from: " + ", ".join(package["artifacts"]) + ".")
+        if package.get("last_time"):
+            lines.append(f"Last time here: {clip_words(package['last_time'][0])}")
         lines.append(
             f"My proposal, as {title} ({focus}):\n\n1. Pin down the goal and constraints above."
             "\n2. Produce the concrete deliverable for this step.\n3. List open questions and risks."
