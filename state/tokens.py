@@ -200,6 +200,7 @@ class TokenCounter:
     def __init__(self, encoding: str | tiktoken.Encoding = DEFAULT_ENCODING) -> None:
         self.encoding = get_encoding(encoding) if isinstance(encoding, str) else encoding
         self._counts: dict[str, int] = {}
+        self._stored: dict[str, int] = {}
 
     @classmethod
     def for_model(cls, model: str | None) -> TokenCounter:
@@ -267,6 +268,21 @@ class TokenCounter:
     def count_messages(self, messages: Iterable[Any]) -> int:
         """Tokens a request with these messages costs, reply priming included."""
         return sum(self.count_message(m) for m in messages) + REPLY_PRIMING
+
+    def count_stored(self, message: Any) -> int:
+        """`count_message` of a message as the thread stores it, remembered by its id (up to
+        `COUNT_CACHE_ENTRIES`): a stored message never changes, and the graph refuses writes
+        that would overwrite one. Not for edited copies that keep the id (views)."""
+        key = getattr(message, "id", None)
+        if not key:
+            return self.count_message(message)
+        found = self._stored.get(key)
+        if found is None:
+            found = self.count_message(message)
+            if len(self._stored) >= COUNT_CACHE_ENTRIES:
+                self._stored.clear()
+            self._stored[key] = found
+        return found
 
     def _count_field(self, key: str, value: Any) -> int:
         if key == "tool_call_id":

@@ -180,7 +180,7 @@ def make_agent_node(  # type: ignore[no-untyped-def]
         if removals:  # what leaves the window still counts in the full history's cost
             gone = {r.id for r in removals}
             update["archived_tokens"] = state.get("archived_tokens", 0) + sum(
-                counter.count_message(m) for m in messages if m.id in gone
+                counter.count_stored(m) for m in messages if m.id in gone
             )
         if new_user_turn:
             update["turn_trail"] = []  # a new user turn: its handovers are counted afresh

@@ -18,6 +18,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage
 
 from ...state import HoldUsage, TokenCounter
+from ...state.tokens import REPLY_PRIMING
 from ..agents.replies import GRAPH_MADE
 
 EVENT = "handover_cost"
@@ -61,7 +62,7 @@ def full_history_tokens(
 ) -> int:
     """What the whole conversation would cost the receiver now: the archived messages' tokens
     (counted as they left the window) plus the window's."""
-    return max(0, archived_tokens) + counter.count_messages(messages)
+    return max(0, archived_tokens) + sum(map(counter.count_stored, messages)) + REPLY_PRIMING
 
 
 def saving_line(record: Mapping[str, Any]) -> str:
