@@ -23,6 +23,7 @@ import pytest
 
 from specialist_handover import build_graph
 from specialist_handover.graph.session import run_turn, sqlite_checkpointer, thread_config
+from tests.support.faults import OUTCOME, briefing_markers, handover_entries
 from tests.support.models import check_tool_history
 
 pytestmark = pytest.mark.slow
@@ -38,11 +39,12 @@ TURNS = [
 
 
 def briefing_ids(root: Path) -> Counter:
-    ids: Counter = Counter()
-    for path in (root / ".a0proj" / "handover").glob("*.md"):
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if line.startswith("<!-- handover-id: "):
-                ids[line.removeprefix("<!-- handover-id: ").removesuffix(" -->")] += 1
+    """How often each handover's entry is in the briefings (outcome entries: each once, for
+    a handover that is there)."""
+    ids = Counter(hid for hid, _ in handover_entries(root))
+    outcomes = Counter(hid for hid, _ in briefing_markers(root) if hid.endswith(OUTCOME))
+    assert set(outcomes.values()) <= {1}, outcomes
+    assert {hid.removesuffix(OUTCOME) for hid in outcomes} <= set(ids)
     return ids
 
 

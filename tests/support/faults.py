@@ -362,9 +362,13 @@ def read_thread(graph: Any, thread_id: str) -> ThreadRecord:
     )
 
 
+OUTCOME = "-outcome"
+"""The suffix of an outcome entry's id (its handover's id + this)."""
+
+
 def handover_entries(root: Path) -> list[tuple[str, str]]:
     """`briefing_markers` of handover entries only (not the outcomes written at returns)."""
-    return [m for m in briefing_markers(root) if not m[0].endswith("-outcome")]
+    return [m for m in briefing_markers(root) if not m[0].endswith(OUTCOME)]
 
 
 def briefing_markers(root: Path) -> list[tuple[str, str]]:
@@ -433,9 +437,13 @@ def verify(
     reference: Shape | None = None,
     report: HarnessReport | None = None,
 ) -> HarnessReport:
-    """Check stored threads and briefing markers; add counters and problems to the report."""
+    """Check stored threads and briefing markers; add counters and problems to the report.
+    An outcome entry (written when a specialist hands back) must be there at most once, in
+    its handover's file."""
     report = report if report is not None else HarnessReport()
     report.threads += len(threads)
+    outcomes = [(h.removesuffix(OUTCOME), p) for h, p in markers if h.endswith(OUTCOME)]
+    markers = [(h, p) for h, p in markers if not h.endswith(OUTCOME)]
     by_marker = Counter(hid for hid, _ in markers)
     files_of: dict[str, set[str]] = {}
     for hid, path in markers:
@@ -447,6 +455,13 @@ def verify(
         if hid not in successful:
             report.briefing_mismatches += count
             report.problem(f"briefing entry {hid} ({count}x) has no successful handover")
+    for hid, count in sorted(Counter(h for h, _ in outcomes).items()):
+        if count > 1 or hid not in successful:
+            report.briefing_mismatches += count
+            report.problem(f"outcome entry of {hid} ({count}x) for a handover seen once")
+    for hid, path in outcomes:
+        if path not in files_of.get(hid, set()):
+            report.problem(f"outcome entry of {hid} is in {path}, not its handover's file")
     report.handovers += len(successful)
     report.briefing_entries += len(markers)
     if len(markers) != len(successful):
