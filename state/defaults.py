@@ -57,3 +57,8 @@ UPPER_BOUNDS = {"max_turns": 100, "max_handovers_per_turn": 20, "model_attempts"
 """Bounds that keep every run finite (the graph's recursion limit is sized for them)."""
 LOWER_BOUNDS = {"max_input_tokens": 4000}
 """Every request must fit: a specialist's system prompt and tool schemas take up to ~2,500."""
+
+REMOTE_TIMEOUT = 120.0
+"""Seconds a remote specialist's run may take in all before it counts as failed."""
+MAX_REMOTE_TIMEOUT = 3600.0
+"""Longest `remote.timeout` a profile may set (one hour): every run stays finite."""
