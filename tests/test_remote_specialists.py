@@ -17,6 +17,7 @@ and a server that is down, need none.
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 
@@ -28,7 +29,7 @@ from langgraph_sdk import get_sync_client
 
 from specialist_handover import Profile, ProfileFileError, build_graph
 from specialist_handover.nodes.agents import member
-from specialist_handover.specialists import Remote, parse_profile
+from specialist_handover.specialists import Remote, load_profile_dir, parse_profile
 from specialist_handover.state.defaults import REMOTE_TIMEOUT
 from tests.support.graphs import say, state_of
 from tests.support.langgraph_server import LangGraphServer, free_port, langgraph_dev_server
@@ -272,6 +273,24 @@ def test_build_graph_refuses_an_agent_or_tools_for_a_remote_profile():
     assert "remote_reviewer:remote" in {n for n in drawn.nodes}
 
 
+GUIDE = (Path(__file__).resolve().parents[1] / "docs" / "GUIDE.md").read_text(encoding="utf-8")
+GUIDE_SECTION = GUIDE[GUIDE.index("## Remote specialists") :]
+
+
+def test_the_guides_remote_profile_file_parses_and_its_snippet_builds_the_node(tmp_path):
+    shown = re.search(r"```markdown\n(.*?)```", GUIDE_SECTION, re.S).group(1)  # type: ignore[union-attr]
+    (tmp_path / "security_reviewer.md").write_text(shown, encoding="utf-8")
+    (profile,) = load_profile_dir(tmp_path)
+    assert profile.remote == Remote(
+        url="https://security-team.example.com", graph_id="reviewer", timeout=120
+    )
+    code = re.search(r"```python\n(.*?)```", GUIDE_SECTION, re.S).group(1)  # type: ignore[union-attr]
+    namespace: dict = {}  # type: ignore[type-arg]
+    exec(compile(code, "docs/GUIDE.md", "exec"), namespace)
+    drawn = namespace["graph"].get_graph(xray=True)
+    assert "security_reviewer:remote" in drawn.nodes
+
+
 # --- a server that is down (no server needed) ---------------------------------------------------
 
 
@@ -461,14 +480,20 @@ def test_the_remote_reply_streams_under_the_specialist(graph, ctx):
     ]
     remote = [c for c in chunks if c[2].get("agent") == "remote_reviewer"]
     assert remote, chunks
-    tokens = [m for ns, m, _ in remote if isinstance(m, AIMessageChunk) and m.content]
-    assert len(tokens) > 1  # token by token, as the server streamed them
+    *streamed, (whole_ns, whole, _) = remote
+    tokens = [m for _, m, _ in streamed if m.content]
+    assert len(tokens) > 1 and all(isinstance(m, AIMessageChunk) for _, m, _ in streamed)
     assert "".join(str(t.content) for t in tokens) == "reviewer answer 1: looks good."
-    for namespace, _, metadata in remote:
+    for namespace, _, metadata in streamed:  # as the server streamed them, under its step
         assert namespace[0].startswith("remote_reviewer:"), namespace
+        assert namespace[1].startswith("remote:") and len(namespace) == 2, namespace
         assert metadata["persona_marker"] == "[remote reviewer]"
+    # when the step ends, the whole reply once, with the tokens' id (clients merge by id)
+    assert isinstance(whole, AIMessage) and whole.content == "reviewer answer 1: looks good."
+    assert whole_ns == streamed[0][0][:1] and {m.id for _, m, _ in remote} == {whole.id}
     stored = graph.get_state(config).values["messages"][-1]
     assert stored.name == "remote_reviewer" and stored.content == "reviewer answer 1: looks good."
+    assert stored.id == whole.id
 
 
 @pytest.mark.slow
