@@ -16,6 +16,7 @@ and a server that is down, need none.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import time
@@ -25,10 +26,19 @@ import pytest
 from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage
 from langchain_openai import ChatOpenAI
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.errors import GraphInterrupt, ParentCommand
+from langgraph.pregel.remote import RemoteException
+from langgraph.types import Command
 from langgraph_sdk import get_sync_client
 
 from specialist_handover import Profile, ProfileFileError, build_graph
 from specialist_handover.nodes.agents import member
+from specialist_handover.nodes.agents.remote import (
+    RemoteNoReply,
+    describe_failure,
+    output_messages,
+    run_blocking,
+)
 from specialist_handover.specialists import Remote, load_profile_dir, parse_profile
 from specialist_handover.state.defaults import REMOTE_TIMEOUT
 from tests.support.graphs import say, state_of
@@ -289,6 +299,45 @@ def test_the_guides_remote_profile_file_parses_and_its_snippet_builds_the_node(t
     exec(compile(code, "docs/GUIDE.md", "exec"), namespace)
     drawn = namespace["graph"].get_graph(xray=True)
     assert "security_reviewer:remote" in drawn.nodes
+
+
+@pytest.mark.parametrize(
+    "exc, what",
+    [
+        (TimeoutError(), "no answer within the timeout of 2.5 s; the remote run was cancelled"),
+        (GraphInterrupt(), "the remote graph paused for input (an interrupt)"),
+        (ParentCommand(Command(graph=Command.PARENT)), "the remote graph sent a command to its"),
+        (
+            RemoteException({"error": "ValueError", "message": "bad\n  input"}),
+            "the remote run failed: ValueError: bad input",
+        ),
+        (KeyError("x" * 500), "KeyError: 'xxx"),
+    ],
+)
+def test_each_kind_of_failure_is_said_in_one_line(exc, what):
+    said = describe_failure(exc, 2.5)
+    assert said.startswith(what) and "\n" not in said and len(said) <= 320, said
+
+
+@pytest.mark.parametrize(
+    "values, what",
+    [
+        ({"answer": 42}, "the remote graph's output has no 'messages' list"),
+        ({"messages": [42]}, "the remote graph's output holds a non-message: 42"),
+        (None, "the remote graph's output has no 'messages' list"),
+    ],
+)
+def test_an_output_without_messages_is_refused(values, what):
+    with pytest.raises(RemoteNoReply, match=re.escape(what)):
+        output_messages(values)
+
+
+def test_the_remote_run_gets_a_loop_of_its_own_even_under_a_running_one():
+    async def inside_a_loop() -> int:
+        return run_blocking(lambda: asyncio.sleep(0, result=7))  # called from sync code
+
+    assert asyncio.run(inside_a_loop()) == 7
+    assert run_blocking(lambda: asyncio.sleep(0, result=8)) == 8
 
 
 # --- a server that is down (no server needed) ---------------------------------------------------

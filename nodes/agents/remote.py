@@ -25,7 +25,8 @@ the same agent node (`member.py`), so it gets what a local specialist gets:
 - **Streaming:** `RemoteGraph` relays the server's stream into ours when it runs
   under a streaming graph; its `messages` chunks come as plain dicts, so they are
   turned into LangChain messages here, tagged with `agent` and `persona_marker`
-  like a local agent's (`stream(..., stream_mode="messages", subgraphs=True)`).
+  like a local agent's (`stream(..., stream_mode="messages", subgraphs=True)`);
+  when the step ends, LangGraph streams the whole reply once, with the same id.
 - **Failure:** a server that is down, refuses the run, fails it, pauses it for
   input or takes longer than `remote.timeout` seconds in all becomes the
   specialist's reply `ERROR: remote specialist <name> at <url> (graph <id>):
