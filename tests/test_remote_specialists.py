@@ -27,6 +27,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage
 from langchain_openai import ChatOpenAI
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.errors import GraphInterrupt, ParentCommand
+from langgraph.pregel.protocol import StreamProtocol
 from langgraph.pregel.remote import RemoteException
 from langgraph.types import Command
 from langgraph_sdk import get_sync_client
@@ -36,6 +37,7 @@ from specialist_handover.nodes.agents import member
 from specialist_handover.nodes.agents.remote import (
     RemoteNoReply,
     describe_failure,
+    local_config,
     output_messages,
     run_blocking,
 )
@@ -330,6 +332,34 @@ def test_each_kind_of_failure_is_said_in_one_line(exc, what):
 def test_an_output_without_messages_is_refused(values, what):
     with pytest.raises(RemoteNoReply, match=re.escape(what)):
         output_messages(values)
+
+
+def test_the_remote_run_is_given_nothing_of_our_config_to_send():
+    relayed: list = []  # type: ignore[type-arg]
+    ours = StreamProtocol(relayed.append, {"messages"})
+    config = {
+        "configurable": {
+            "thread_id": "our-thread",
+            "checkpoint_id": "our-checkpoint",
+            "checkpoint_ns": "remote_reviewer:1|remote:2",
+            "user_id": "u-1",
+            "stream": ours,
+        },
+        "metadata": {"thread_id": "our-thread", "agent": "remote_reviewer"},
+        "tags": ["ours"],
+        "recursion_limit": 99,
+    }
+    local = local_config(config)  # type: ignore[arg-type]
+    assert set(local) == {"configurable"}
+    kept = local["configurable"]
+    # what stays in process: our namespace (RemoteGraph drops it) and the relay (not data)
+    assert kept["checkpoint_ns"] == "remote_reviewer:1|remote:2"
+    assert {k for k, v in kept.items() if not isinstance(v, StreamProtocol)} == {"checkpoint_ns"}
+    kept["stream"](
+        (("remote_reviewer:1",), "messages", [{"type": "AIMessageChunk", "content": "hi"}, {}])
+    )
+    ((namespace, mode, (message, metadata)),) = relayed
+    assert isinstance(message, AIMessageChunk) and metadata == {"agent": "remote_reviewer"}
 
 
 def test_the_remote_run_gets_a_loop_of_its_own_even_under_a_running_one():
