@@ -15,6 +15,7 @@ from langgraph.store.base import BaseStore
 
 from ..nodes.agents.member import make_agent_node
 from ..nodes.agents.profile_agent import build_profile_agent
+from ..nodes.agents.remote import build_remote_agent
 from ..nodes.handover.node import make_handover_node
 from ..nodes.handover.transfer import handover_tools
 from ..nodes.models.resolve import ModelChoice
@@ -101,12 +102,16 @@ def build_graph(
 
     def add_agent(name: str) -> None:
         node = ORCHESTRATOR if name == ORCHESTRATOR_PROFILE else name
-        agent = own.get(name) or build_profile_agent(
-            agent=node,
-            profile=registry[name],
-            model_for=lambda ctx: models.model_for(name, ctx),
-            tools=agent_tools(registry, name, models, user_tools.get(name, [])),
-        )
+        agent: Pregel
+        if registry[name].remote is not None:  # runs on a LangGraph server: ours, not checked
+            agent = build_remote_agent(agent=node, profile=registry[name])
+        else:
+            agent = own.get(name) or build_profile_agent(
+                agent=node,
+                profile=registry[name],
+                model_for=lambda ctx: models.model_for(name, ctx),
+                tools=agent_tools(registry, name, models, user_tools.get(name, [])),
+            )
         builder.add_node(
             node,
             make_agent_node(
@@ -145,6 +150,12 @@ def check_agents(agents: AgentsSpec, registry: ProfileRegistry) -> dict[str, Pre
     checked: dict[str, Pregel] = {}
     for given, agent in agents.items():
         name = registry.key(given, "agents")
+        remote = registry[name].remote
+        if remote is not None:
+            raise ValueError(
+                f"agents[{name!r}]: profile {name!r} runs remotely (at {remote.url}); give it "
+                "an agent or a remote, not both"
+            )
         if not isinstance(agent, Pregel):
             raise TypeError(
                 f"agents[{name!r}] must be a compiled LangGraph graph (create_agent(...) or "
@@ -177,6 +188,10 @@ def check_tools(
         if name in own:
             raise ValueError(
                 f"tools[{name!r}]: agents[{name!r}] is your own agent; give it its tools yourself"
+            )
+        if registry[name].remote is not None:
+            raise ValueError(
+                f"tools[{name!r}]: profile {name!r} runs remotely; its tools are its server's"
             )
         if isinstance(given, BaseTool) or not isinstance(given, Sequence):
             raise TypeError(f"tools[{name!r}] must be a list of LangChain tools or functions")

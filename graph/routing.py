@@ -8,6 +8,7 @@ from typing import Any
 from langchain_core.messages import AIMessage
 from langgraph.graph import END
 
+from ..nodes.agents.remote import REMOTE_FAILED
 from ..nodes.handover.node import LOOP_STOPPED, TURN_ENDED
 from ..nodes.history.conversation import pending_tool_calls
 from ..state import ORCHESTRATOR, HandoverState, usable
@@ -61,13 +62,18 @@ def route_after_specialist(state: HandoverState) -> str:
     - the specialist still holds the conversation (user_request) -> END;
     - it replied and the chain's return condition is task_complete -> orchestrator,
       which answers the user in the same run; after_reply -> END, and the next user
-      turn goes to the orchestrator.
+      turn goes to the orchestrator;
+    - a remote specialist's run failed -> orchestrator, which answers the user now.
     """
     state = usable(state)
-    if pending_tool_calls(state.get("messages", [])):
+    messages = state.get("messages", [])
+    if pending_tool_calls(messages):
         return HANDOVER_NODE
     if state.get("active_agent") != ORCHESTRATOR:
         return END
+    last = messages[-1] if messages else None
+    if isinstance(last, AIMessage) and last.response_metadata.get(REMOTE_FAILED):
+        return ORCHESTRATOR
     handover: dict[str, Any] = dict(state.get("handover") or {})
     condition = handover.get("root_return_condition") or handover.get("return_condition")
     return ORCHESTRATOR if condition == "task_complete" else END

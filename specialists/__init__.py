@@ -10,6 +10,7 @@ from .registry import (
     read_profile_file,
     resolve_profiles,
 )
+from .remote import Remote, RemoteError
 
 __all__ = [
     "NAME_PATTERN",
@@ -18,6 +19,8 @@ __all__ = [
     "ProfileFileError",
     "ProfileRegistry",
     "ProfilesSpec",
+    "Remote",
+    "RemoteError",
     "builtin_profiles",
     "load_profile_dir",
     "parse_profile",

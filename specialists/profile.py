@@ -12,6 +12,10 @@ A profile file is YAML front matter followed by the Markdown system prompt::
     model: "openai:gpt-4o"           # optional: this agent's model (an init_chat_model string)
     examples:                        # optional: requests it should take, for the offline router
       - "which of our customers churned last quarter, and why?"
+    remote:                          # optional: run it on a LangGraph server (nodes/agents/remote.py)
+      url: "http://127.0.0.1:2024"
+      graph_id: data_scientist
+      timeout: 120                   # optional: seconds for the whole remote run
     ---
 
     You are the Data Scientist. ...
@@ -28,6 +32,8 @@ from typing import Any
 
 import yaml
 
+from .remote import Remote, RemoteError, parse_remote
+
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_]{0,47}$")
 """Profile names: node names, message names and file names all accept these."""
 
@@ -35,7 +41,7 @@ MAX_FRONT_MATTER_DEPTH = 8
 """Most nested collections front matter may hold; a profile needs 2 (a mapping of lists)."""
 
 _REQUIRED = ("name", "emoji", "description")
-_KNOWN_FIELDS = {*_REQUIRED, "keywords", "marker", "tools", "examples", "model"}
+_KNOWN_FIELDS = {*_REQUIRED, "keywords", "marker", "tools", "examples", "model", "remote"}
 
 
 class ProfileFileError(ValueError):
@@ -69,6 +75,9 @@ class Profile:
     """This agent's model, an `init_chat_model` string (`openai:gpt-4o`, `offline`); empty:
     the build's or the run context's."""
     source: str = field(default="", compare=False)
+    remote: Remote | None = None
+    """Run this specialist on a LangGraph server instead of in process: a `Remote` (or a
+    mapping with `url`, `graph_id` and an optional `timeout`); None: a local agent."""
 
     def __post_init__(self) -> None:
         where = self.source or f"profile {self.name!r}"
@@ -93,6 +102,15 @@ class Profile:
         if self.marker and self.marker != expected:
             raise ProfileFileError(f"{where}: marker {self.marker!r} should be {expected!r}")
         object.__setattr__(self, "marker", expected)
+        try:
+            object.__setattr__(self, "remote", parse_remote(self.remote, where=where))
+        except RemoteError as exc:
+            raise ProfileFileError(str(exc)) from None
+        if self.remote is not None and self.tools:
+            raise ProfileFileError(
+                f"{where}: tools: a remote specialist runs its server's tools; leave tools "
+                "out of a profile with remote"
+            )
 
     @classmethod
     def from_file(cls, path: str | PathLike[str]) -> Profile:
@@ -186,6 +204,7 @@ def parse_profile(text: str, *, source: str) -> Profile:
         tools=tuple(meta.get("tools") or ()),
         examples=tuple(meta.get("examples") or ()),
         model=meta.get("model") or "",
+        remote=meta.get("remote"),
         prompt=body,
         source=source,
     )

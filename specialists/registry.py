@@ -43,6 +43,12 @@ class ProfileRegistry(Mapping[str, Profile]):
             by_name[profile.name] = profile
         if ORCHESTRATOR_PROFILE not in by_name:
             raise ProfileFileError(f"the {ORCHESTRATOR_PROFILE} profile is missing")
+        orchestrator = by_name[ORCHESTRATOR_PROFILE]
+        if orchestrator.remote is not None:
+            raise ProfileFileError(
+                f"{orchestrator.source or ORCHESTRATOR_PROFILE}: remote: the orchestrator runs "
+                "in process (it carries out the handovers); only specialists may be remote"
+            )
         self._profiles = dict(sorted(by_name.items()))
 
     def __getitem__(self, name: str) -> Profile:

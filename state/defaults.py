@@ -70,3 +70,7 @@ OUTCOME_TAIL_BYTES = 64 * 1024
 """Bytes read from the end of each briefing file when looking for outcomes."""
 OUTCOME_FILES_READ = 8
 """Newest briefing files read when looking for outcomes."""
+REMOTE_TIMEOUT = 120.0
+"""Seconds a remote specialist's run may take in all before it counts as failed."""
+MAX_REMOTE_TIMEOUT = 3600.0
+"""Longest `remote.timeout` a profile may set (one hour): every run stays finite."""

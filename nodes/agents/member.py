@@ -25,7 +25,8 @@ has `messages`):
 4. **Who holds the conversation next.** A transfer goes to the handover node.
    After a specialist's plain reply its return condition decides, for agents
    that know none of our tools too: `after_reply` and `task_complete` hand back
-   to the orchestrator, `user_request` keeps the conversation.
+   to the orchestrator, `user_request` keeps the conversation. A remote
+   specialist whose run failed (`remote.py`) hands back whatever its condition.
 """
 
 from __future__ import annotations
@@ -65,6 +66,7 @@ from ..history.budget import fit_messages
 from ..history.conversation import messages_since, own_view, pending_tool_calls, window_of_turns
 from ..history.extractive import extractive_summary
 from ..models.resolve import ModelChoice
+from .remote import REMOTE_FAILED
 from .replies import MAX_TURNS_REACHED, stop_message, stored_replies, used_call_ids
 
 
@@ -194,18 +196,23 @@ def make_agent_node(  # type: ignore[no-untyped-def]
         transferring = any(c["name"] in TRANSFERS for c in pending_tool_calls(added))
         stopped = last is not None and bool(last.response_metadata.get(MAX_TURNS_REACHED))
         condition = handover.get("root_return_condition") or handover.get("return_condition")
-        if transferring or stopped or condition not in ("task_complete", "after_reply"):
+        failed = last is not None and bool(last.response_metadata.get(REMOTE_FAILED))
+        if not failed and (
+            transferring or stopped or condition not in ("task_complete", "after_reply")
+        ):
             return update  # the handover node takes the transfer; user_request keeps it here
         trail = [] if new_user_turn else list(state.get("turn_trail") or [])
-        write_outcome(
-            project_root=ctx.project_root,
-            handover=handover,
-            how=f"{condition}: replied",
-            summary=reply_summary(message_text(last)) if last is not None else "",
-            usage=usage,
-            store=runtime.store,
-        )
-        update.update(return_update(name, handover, f"{condition}: replied", usage))
+        reason = message_text(last) if failed and last is not None else f"{condition}: replied"
+        if not failed:  # a remote run that failed did nothing to remember
+            write_outcome(
+                project_root=ctx.project_root,
+                handover=handover,
+                how=reason,
+                summary=reply_summary(message_text(last)) if last is not None else "",
+                usage=usage,
+                store=runtime.store,
+            )
+        update.update(return_update(name, handover, reason, usage))
         update["turn_trail"] = [*trail, return_hop(name)]
         return update
 

@@ -7,7 +7,8 @@ Usage::
 
 The server is the real `langgraph dev` command (the `langgraph` executable next
 to ``sys.executable``), run from the repository root so it serves the project's
-own ``langgraph.json``. It runs offline: no ``OPENAI_API_KEY``,
+own ``langgraph.json``; ``config=`` serves any other ``langgraph.json`` (run from
+its folder, so a test app in ``tmp_path`` keeps its ``.langgraph_api/`` there). It runs offline: no ``OPENAI_API_KEY``,
 ``HANDOVER_MODEL=offline``, no CLI analytics, no LangSmith tracing. Its output
 goes to a log file in ``log_dir`` (outside the project folder). Readiness is
 polled on ``GET /ok`` with a deadline; the server runs in its own process group
@@ -275,7 +276,8 @@ def _wait_ready(proc: subprocess.Popen, url: str, port: int, deadline: float) ->
 def langgraph_dev_server(
     *,
     log_dir: Path | str | None = None,
-    cwd: Path | str = REPO_ROOT,
+    cwd: Path | str | None = None,
+    config: Path | str | None = None,
     env: Mapping[str, str] | None = None,
     n_jobs_per_worker: int | None = None,
     startup_timeout: float = 60.0,
@@ -284,11 +286,15 @@ def langgraph_dev_server(
     """Run `langgraph dev` for the duration of the block and yield its URL and PID.
 
     `log_dir` holds the log file (default: a new temporary folder); it must be
-    outside the project. `env` adds variables to the offline environment.
+    outside the project. `config` names the `langgraph.json` to serve (default: the
+    one in `cwd`, which defaults to its folder, else the repository root). `env` adds
+    variables to the offline environment.
     Raises ServerStartError with the log's tail when the server does not come
     up within `startup_timeout` seconds; retries on a fresh port (at most
     `attempts` times) when the chosen port was taken in the meantime.
     """
+    if cwd is None:
+        cwd = Path(config).resolve().parent if config is not None else REPO_ROOT
     cwd = Path(cwd).resolve()
     log_dir = Path(log_dir or tempfile.mkdtemp(prefix="langgraph-dev-")).resolve()
     if log_dir == cwd or cwd in log_dir.parents:
@@ -298,6 +304,8 @@ def langgraph_dev_server(
     home.mkdir(exist_ok=True)
     full_env = server_env(env, home=home)
     extra = ["--n-jobs-per-worker", str(n_jobs_per_worker)] if n_jobs_per_worker else []
+    if config is not None:
+        extra += ["--config", str(Path(config).resolve())]
 
     proc: subprocess.Popen | None = None
     try:
