@@ -32,7 +32,7 @@ from langgraph.types import Command
 from pydantic import TypeAdapter, ValidationError
 
 from .messages import message_text
-from .schema import ActiveHandover, HandoverRecord
+from .schema import ActiveHandover, ConsultAnswer, ConsultRound, HandoverRecord
 from .tokens import TokenCounter
 
 INPUT_KEYS = ("messages",)
@@ -151,6 +151,7 @@ _HANDOVER = TypeAdapter(ActiveHandover | None)
 _RECORDS = TypeAdapter(list[HandoverRecord])
 _COUNT = TypeAdapter(int)
 _NAMES = TypeAdapter(list[str])
+_CONSULT = TypeAdapter(ConsultRound | ConsultAnswer | None)
 
 
 def check_update(
@@ -214,6 +215,7 @@ _VALIDATORS: dict[str, tuple[TypeAdapter[Any], str]] = {
     "handover_depth": (_COUNT, "an integer >= 0"),
     "agent_turns": (_COUNT, "an integer >= 0"),
     "turn_trail": (_NAMES, "a list of strings"),
+    "consult": (_CONSULT, "null or a consult round (state/schema.py: ConsultRound)"),
 }
 
 
