@@ -124,10 +124,12 @@ def prepare_handover(
     from_agent: str = "",
     counter: TokenCounter | None = None,
     when: datetime | None = None,
+    kind: str = "handover",
 ) -> PreparedHandover | str:
     """Validate, redact, build and count the package and its entry; write nothing.
 
-    Returns an `ERROR: ...` string instead of raising.
+    Returns an `ERROR: ...` string instead of raising. `kind` "consult" marks the entry as
+    a consult's.
     """
     try:
         profiles = profiles if profiles is not None else builtin_profiles()
@@ -162,7 +164,7 @@ def prepare_handover(
         return PreparedHandover(
             values=values,
             package=package,
-            entry=render_entry(package, when=when, redacted=redacted),
+            entry=render_entry(package, when=when, redacted=redacted, kind=kind),
             redacted=redacted,
             notes=summary_notes(values["summary"], counter),
             when=when,
