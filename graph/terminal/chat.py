@@ -116,6 +116,13 @@ def print_trail(graph: CompiledStateGraph, thread: str, printer: Printer) -> int
                 f"tokens={r['estimated_tokens']}\n       📝 {r['reason']}\n"
                 f"       📄 {r['briefing_path']}"
             )
+        elif r["kind"] == "consult":
+            printer.say(
+                f"{i:>3}. {r['time']} 💬 {r['from_agent']} asked {r['to_agent']} "
+                f"topic={r['topic']} tokens={r['estimated_tokens']} (consult)\n"
+                f"       ❓ {r['reason']}\n"
+                f"       📄 {r['briefing_path']}"
+            )
         elif r["kind"] == "refused":
             printer.say(
                 f"{i:>3}. {r['time']} ⛔ {r['from_agent']} -> {r['to_agent']}: {r.get('error')}"
