@@ -464,6 +464,23 @@ def test_a_new_message_during_the_review_supersedes_the_consult(ctx):
     check_tool_history(out["messages"])
 
 
+def test_the_terminal_reviewer_shows_the_entries_and_answers_all_at_once(ctx):
+    from specialist_handover.graph.session import run_turn
+    from specialist_handover.graph.terminal.review import TerminalReviewer
+
+    graph, _, ctx = review_setup(ctx)
+    out = io.StringIO()
+    answers = iter(["r", "not this week"])
+    reviewer = TerminalReviewer(Printer(out, spinner=False), lambda prompt: next(answers))
+    values = run_turn(graph, ASK, thread_id="t", context=ctx, on_review=reviewer)
+    shown = out.getvalue()
+    assert "📋 Consult for your review:" in shown and f"solution architect]: {QUESTION}" in shown
+    text = consult_answer(values).content
+    assert text.startswith("ERROR: no specialist could be consulted.")
+    assert text.count("was rejected by the reviewer: not this week.") == 2
+    assert briefing_entries(ctx) == []
+
+
 # --- crash safety -----------------------------------------------------------------------------
 
 
