@@ -132,7 +132,7 @@ def build_graph(
     members = [ORCHESTRATOR, *registry.specialists]
     builder.add_node(
         CONSULT_NODE,
-        make_consult_node(registry, models.counter_for),
+        make_consult_node(profiles=registry, counter_for=models.counter_for),
         destinations=(CONSULTANT_NODE, ORCHESTRATOR, END),
     )
     builder.add_node(CONSULTANT_NODE, make_consultant_node(agents=consultants, models=models))

@@ -135,7 +135,7 @@ def test_a_call_with_too_few_too_many_or_no_list_is_one_error_and_the_orchestrat
 
 def test_read_consult_never_raises_on_any_shape():
     for args in (None, [], "x", {"consults": [1, "a", None]}, {"bogus": 1}, {"consults": [{}] * 2}):
-        read = read_consult(args, PROFILES)
+        read = read_consult(args, profiles=PROFILES)
         assert isinstance(read, str) or all(e.error for e in read.entries)
 
 

@@ -117,7 +117,7 @@ def run_member(agent: Pregel, view: list[BaseMessage], calls: int, config: Runna
     return list(out.get("messages") or []) if isinstance(out, dict) else []
 
 
-def member_config(config: RunnableConfig, member: MemberRun, marker: str) -> RunnableConfig:
+def member_config(config: RunnableConfig, *, member: MemberRun, marker: str) -> RunnableConfig:
     """The agent's run config: the node's, with the `MemberRun` for its tools and middleware
     (in process) and the metadata every streamed chunk carries (`agent`, `persona_marker`)."""
     return {
@@ -166,7 +166,7 @@ def make_agent_node(  # type: ignore[no-untyped-def]
         if calls >= ctx.max_turns:  # re-entered too often (say, refused handovers): stop
             result: list[BaseMessage] = [stop_message(name, profile, calls, ctx.max_turns)]
         else:
-            run_config = member_config(config, member, profile.marker)
+            run_config = member_config(config, member=member, marker=profile.marker)
             result = [m for m in run_member(agent, view, calls, run_config) if m.id not in seen]
         added = stored_replies(
             result,

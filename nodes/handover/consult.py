@@ -98,7 +98,7 @@ def _asked_at(messages: Sequence[BaseMessage]) -> datetime | None:
         return None
 
 
-def answers_text(entries: list[ConsultEntry], cap: int | None = None) -> str:
+def answers_text(entries: list[ConsultEntry], *, cap: int | None = None) -> str:
     """The one tool result of a consult: every entry in the call's order, its answer or its
     `ERROR:` line under a `[n] specialist — question` header."""
     answered = sum(e["status"] == "answered" for e in entries)
@@ -111,10 +111,10 @@ def answers_text(entries: list[ConsultEntry], cap: int | None = None) -> str:
     return "\n\n".join(blocks)
 
 
-def consult_result(round_: ConsultRound, cap: int | None = None) -> ToolMessage:
+def consult_result(round_: ConsultRound, *, cap: int | None = None) -> ToolMessage:
     """The tool message that answers the round's call (status error when no one answered)."""
     entries = round_["entries"]
-    content = answers_text(entries, cap)
+    content = answers_text(entries, cap=cap)
     if not any(e["status"] == "answered" for e in entries):
         content = f"ERROR: no specialist could be consulted.\n\n{content}"
     return _answer(
@@ -133,13 +133,15 @@ def _error_entry(entry: ConsultRequest, error: str) -> ConsultEntry:
     }
 
 
-def make_consult_node(profiles: ProfileRegistry, counter_for: CounterFor):  # type: ignore[no-untyped-def]
+def make_consult_node(*, profiles: ProfileRegistry, counter_for: CounterFor):  # type: ignore[no-untyped-def]
     """The `consult` node of one build: its allow-list, and each profile's token counter."""
 
     def consult(state: HandoverState, runtime: Runtime[HandoverContext]) -> Command[Any]:
         """Check the consult, review it if asked, write the briefings, send one task each."""
         ctx = coerce_context(runtime.context)
-        update, goto, shared = plan_consult(state, ctx, profiles, counter_for)
+        update, goto, shared = plan_consult(
+            state, ctx=ctx, profiles=profiles, counter_for=counter_for
+        )
         if runtime.store is not None:
             for entry in shared:
                 put_briefing(runtime.store, **entry)
@@ -149,7 +151,11 @@ def make_consult_node(profiles: ProfileRegistry, counter_for: CounterFor):  # ty
 
 
 def plan_consult(
-    state: HandoverState, ctx: HandoverContext, profiles: ProfileRegistry, counter_for: CounterFor
+    state: HandoverState,
+    *,
+    ctx: HandoverContext,
+    profiles: ProfileRegistry,
+    counter_for: CounterFor,
 ) -> tuple[dict[str, Any], Any, list[dict[str, Any]]]:
     """The consult node's update, where it goes next, and the briefing entries for the store."""
     state = usable(state)
@@ -166,7 +172,7 @@ def plan_consult(
     ]
     if caller != ORCHESTRATOR:  # routing never sends one here: answered, and the run ends
         return {"messages": [_answer(call, ONLY_THE_ORCHESTRATOR), *others]}, END, []
-    read = read_consult(call.get("args"), profiles)
+    read = read_consult(call.get("args"), profiles=profiles)
     if isinstance(read, str):
         record = trail_record("refused", from_agent=caller, to_agent="(consult)", error=read)
         return {"messages": [_answer(call, read), *others], "handovers": [record]}, ORCHESTRATOR, []
@@ -364,7 +370,7 @@ def make_answers_node():  # type: ignore[no-untyped-def]
         cap = coerce_context(runtime.context).consult_answer_max_tokens
         update: dict[str, Any] = {"consult": None}
         if round_["call_id"] in pending:
-            update["messages"] = [consult_result(round_, cap)]
+            update["messages"] = [consult_result(round_, cap=cap)]
         return update
 
     return consult_answers

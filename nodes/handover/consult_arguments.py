@@ -155,7 +155,7 @@ def _entry(index: int, item: Any, profiles: ProfileRegistry) -> ConsultRequest:
     return ConsultRequest(index, name, text, error)
 
 
-def read_consult(args: Any, profiles: ProfileRegistry) -> ConsultCall | str:
+def read_consult(args: Any, *, profiles: ProfileRegistry) -> ConsultCall | str:
     """The call's shared context and its entries (each with its own error), or one `ERROR:`
     for the call as a whole."""
     if not isinstance(args, dict):

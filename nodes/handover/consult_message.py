@@ -34,7 +34,7 @@ class ConsultTask(TypedDict):
     consult_task: ConsultTaskData
 
 
-def question_message(task: ConsultTaskData, cap: int) -> HumanMessage:
+def question_message(task: ConsultTaskData, *, cap: int) -> HumanMessage:
     """The consultant's request: the question, what a consult is, and the answer's cap."""
     asker = task["from_agent"] or "orchestrator"
     text = (

@@ -68,7 +68,7 @@ class ConsultSuperseded(Exception):
 
 
 def consult_review_payload(
-    items: Sequence[Reviewable], from_agent: str, error: str | None
+    items: Sequence[Reviewable], *, from_agent: str, error: str | None = None
 ) -> dict[str, Any]:
     """What the reviewer sees: each entry's package figures, and the same as action requests."""
     consults = [
@@ -91,7 +91,7 @@ def consult_review_payload(
             {
                 "name": CONSULT,
                 "args": {name: item.args[name] for name in EDITABLE},
-                "description": describe(shown, from_agent),
+                "description": describe(shown, from_agent=from_agent),
             }
             for item, shown in zip(items, consults, strict=True)
         ],
@@ -104,7 +104,7 @@ def consult_review_payload(
     return payload
 
 
-def describe(shown: dict[str, Any], from_agent: str) -> str:
+def describe(shown: dict[str, Any], *, from_agent: str) -> str:
     """One entry as a reviewer reads it (Markdown)."""
     lines = [
         f"**{from_agent or 'orchestrator'}** consults **{shown['specialist_profile']}** "
@@ -149,7 +149,7 @@ def _decisions(answer: Any, count: int) -> list[tuple[str, dict[str, Any]]] | st
     return found
 
 
-def rejected(specialist: str, message: Any) -> str:
+def rejected(specialist: str, *, message: Any) -> str:
     """The `ERROR:` line of an entry the reviewer rejected, with their message."""
     reason = str(message or "").strip() or "no reason given"
     reason += "" if reason[-1] in ".!?" else "."
@@ -170,7 +170,7 @@ def review_consult(
     error: str | None = None
     while True:
         decisions = _decisions(
-            interrupt(consult_review_payload(items, from_agent, error)), len(items)
+            interrupt(consult_review_payload(items, from_agent=from_agent, error=error)), len(items)
         )
         error = None
         if isinstance(decisions, str):
@@ -182,7 +182,7 @@ def review_consult(
             if kind == "approve":
                 outcomes.append(item.prepared)
             elif kind == "reject":
-                outcomes.append(rejected(item.entry.specialist, fields.get("message")))
+                outcomes.append(rejected(item.entry.specialist, message=fields.get("message")))
             else:
                 unknown = sorted(set(fields) - set(EDITABLE))
                 edited = {**item.args, **fields}

@@ -45,7 +45,7 @@ from .transfer import TRANSFERS
 CONSULTANT_NODE = "consultant"
 
 
-def cut_answer(text: str, cap: int, counter: TokenCounter) -> tuple[str, int]:
+def cut_answer(text: str, *, cap: int, counter: TokenCounter) -> tuple[str, int]:
     """The answer within `cap` tokens (a longer one cut, ending with a visible marker) and
     its tokens."""
     tokens = counter.count_text(text)
@@ -57,7 +57,7 @@ def cut_answer(text: str, cap: int, counter: TokenCounter) -> tuple[str, int]:
     return cut, counter.count_text(cut)
 
 
-def answer_of(name: str, added: list[BaseMessage]) -> str:
+def answer_of(added: list[BaseMessage], *, agent: str) -> str:
     """The consultant's answer: its last reply's text, with a note when it tried to transfer
     (which a consult ignores)."""
     replies = [m for m in added if isinstance(m, AIMessage)]
@@ -68,11 +68,11 @@ def answer_of(name: str, added: list[BaseMessage]) -> str:
     ]
     if tried:
         note = (
-            f"(note: {name} tried to call {tried[0]}, which a consult does not carry out; "
+            f"(note: {agent} tried to call {tried[0]}, which a consult does not carry out; "
             "this is what it said before)"
         )
         text = f"{text}\n{note}".strip() if text else f"{note.strip('()')}: no answer"
-    return text or f"(no answer: {name} replied without text)"
+    return text or f"(no answer: {agent} replied without text)"
 
 
 def make_consultant_node(  # type: ignore[no-untyped-def]
@@ -91,7 +91,7 @@ def make_consultant_node(  # type: ignore[no-untyped-def]
         counter = models.counter_for(profile.name, ctx)
         cap = ctx.consult_answer_max_tokens
         view = fit_messages(
-            [package_message(data["package"]), question_message(data, cap)],
+            [package_message(data["package"]), question_message(data, cap=cap)],
             budget=ctx.max_input_tokens,
             counter=counter,
         )
@@ -108,10 +108,12 @@ def make_consultant_node(  # type: ignore[no-untyped-def]
         )
         added = [
             m
-            for m in run_member(agent, view, 0, member_config(config, member, profile.marker))
+            for m in run_member(
+                agent, view, 0, member_config(config, member=member, marker=profile.marker)
+            )
             if m.id not in seen
         ]
-        text, tokens = cut_answer(answer_of(name, added), cap, counter)
+        text, tokens = cut_answer(answer_of(added, agent=name), cap=cap, counter=counter)
         answer: ConsultAnswer = {
             "call_id": data["call_id"],
             "answer": {

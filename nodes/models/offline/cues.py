@@ -74,7 +74,7 @@ def named_profiles(text: str, profiles: Mapping[str, Profile]) -> list[str]:
     return [name for _, name in sorted(found)]
 
 
-def consult_request(text: str, profiles: Mapping[str, Profile]) -> tuple[list[str], str] | None:
+def consult_request(text: str, *, profiles: Mapping[str, Profile]) -> tuple[list[str], str] | None:
     """The profiles a consult request names (in its order) and its question, or None.
 
     Each name between `ask`/`consult` and the question is a profile's name or title; one

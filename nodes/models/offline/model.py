@@ -166,7 +166,7 @@ class OfflineChatModel(BaseChatModel):
                 f"{first_sentence(report, 60)} What would you like to do next?"
             )
         request = message_text(last)
-        asked = consult_request(request, profiles) if consults else None
+        asked = consult_request(request, profiles=profiles) if consults else None
         if asked is not None:
             return self._consult(convo, request, *asked)
         stay = self._registry().get(ORCHESTRATOR_PROFILE)  # planning stays: not a target
