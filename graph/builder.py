@@ -16,6 +16,13 @@ from langgraph.store.base import BaseStore
 from ..nodes.agents.member import make_agent_node
 from ..nodes.agents.profile_agent import build_profile_agent
 from ..nodes.agents.remote import build_remote_agent
+from ..nodes.handover.consult import (
+    ANSWERS_NODE,
+    CONSULT_NODE,
+    make_answers_node,
+    make_consult_node,
+)
+from ..nodes.handover.consultant import CONSULTANT_NODE, make_consultant_node
 from ..nodes.handover.node import make_handover_node
 from ..nodes.handover.transfer import handover_tools
 from ..nodes.models.resolve import ModelChoice
@@ -100,6 +107,8 @@ def build_graph(
         output_schema=OutputState,
     )
 
+    consultants: dict[str, tuple[Profile, Pregel]] = {}
+
     def add_agent(name: str) -> None:
         node = ORCHESTRATOR if name == ORCHESTRATOR_PROFILE else name
         agent: Pregel
@@ -112,6 +121,7 @@ def build_graph(
                 model_for=lambda ctx: models.model_for(name, ctx),
                 tools=agent_tools(registry, name, models, user_tools.get(name, [])),
             )
+        consultants[name] = (registry[name], agent)
         builder.add_node(
             node,
             make_agent_node(
@@ -125,9 +135,20 @@ def build_graph(
         add_agent(name)
 
     members = [ORCHESTRATOR, *registry.specialists]
+    builder.add_node(
+        CONSULT_NODE,
+        make_consult_node(profiles=registry, counter_for=models.counter_for),
+        destinations=(CONSULTANT_NODE, ORCHESTRATOR, END),
+    )
+    builder.add_node(CONSULTANT_NODE, make_consultant_node(agents=consultants, models=models))
+    builder.add_node(ANSWERS_NODE, make_answers_node())
+    builder.add_edge(CONSULTANT_NODE, ANSWERS_NODE)
+    builder.add_edge(ANSWERS_NODE, ORCHESTRATOR)
     route_by_active_agent = make_route_by_active_agent(members)
     builder.add_conditional_edges(START, route_by_active_agent, members)
-    builder.add_conditional_edges(ORCHESTRATOR, route_after_orchestrator, [HANDOVER_NODE, END])
+    builder.add_conditional_edges(
+        ORCHESTRATOR, route_after_orchestrator, [HANDOVER_NODE, CONSULT_NODE, END]
+    )
     builder.add_conditional_edges(
         HANDOVER_NODE, make_route_after_handover(members), [*members, END]
     )

@@ -81,6 +81,8 @@ DEMO_SCRIPT = (
     "Please design the landing page hero: bold typography and a clear layout.",
     "Make the call-to-action stand out more on mobile.",
     "Thanks, that's all. Go back to the orchestrator please.",
+    "Before we build it, ask the solution architect and the frontend designer: should the "
+    "hero render on the server or in the browser?",
     "Quick question: the unit test for the landing page is flaky, what should I check?",
     "Thanks!",
 )

@@ -9,6 +9,7 @@ from langchain_core.messages import AIMessage
 from langgraph.graph import END
 
 from ..nodes.agents.remote import REMOTE_FAILED
+from ..nodes.handover.consult import CONSULT_NODE, consult_pending
 from ..nodes.handover.node import LOOP_STOPPED, TURN_ENDED
 from ..nodes.history.conversation import pending_tool_calls
 from ..state import ORCHESTRATOR, HandoverState, usable
@@ -50,8 +51,12 @@ def make_route_after_handover(agents: Sequence[str]) -> Router:
 
 
 def route_after_orchestrator(state: HandoverState) -> str:
-    """A pending handover call goes to the handover node; a reply ends the run."""
-    return HANDOVER_NODE if pending_tool_calls(state.get("messages", [])) else END
+    """A pending handover call goes to the handover node, a consult to the consult node; a
+    reply ends the run."""
+    messages = state.get("messages", [])
+    if not pending_tool_calls(messages):
+        return END
+    return CONSULT_NODE if consult_pending(messages) else HANDOVER_NODE
 
 
 def route_after_specialist(state: HandoverState) -> str:

@@ -62,6 +62,8 @@ class MemberRun:
     archive: Callable[[], Sequence[BaseMessage]] | None = None
     view_ids: frozenset[str] = frozenset()
     """Ids of the messages the agent was started with (a transfer carries only the others)."""
+    consult: bool = False
+    """The agent answers a consult: it answers once, and cannot hand over or return."""
 
     def whole_conversation(self) -> Sequence[BaseMessage]:
         """The whole conversation: the archive when there is one, else the window."""

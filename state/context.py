@@ -111,6 +111,13 @@ class HandoverContext:
             f"At least {defaults.LOWER_BOUNDS['max_input_tokens']:,}."
         },
     )
+    consult_answer_max_tokens: Positive = field(
+        default=defaults.CONSULT_ANSWER_MAX_TOKENS,
+        metadata={
+            "description": "Cap of one specialist's answer to a consult (consult_specialists); "
+            "a longer answer is cut, with a visible marker."
+        },
+    )
 
     def validated(self) -> HandoverContext:
         """Resolve the environment defaults; raise ValueError naming a field that cannot work."""
@@ -129,6 +136,7 @@ class HandoverContext:
             "max_handovers_per_turn",
             "model_attempts",
             "max_input_tokens",
+            "consult_answer_max_tokens",
         ):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:

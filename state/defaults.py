@@ -18,6 +18,12 @@ MAX_HANDOVER_DEPTH = 3
 """Longest handover chain (orchestrator -> A -> B -> C)."""
 MAX_HANDOVERS_PER_TURN = 3
 """Handovers one user turn may make, returns included."""
+CONSULT_ANSWER_MAX_TOKENS = 600
+"""Cap of one specialist's answer to a consult (`consult_specialists`); longer ones are cut."""
+CONSULT_MIN_ENTRIES = 2
+"""Fewest specialists one consult asks (one alone is a handover, or a question to one)."""
+CONSULT_MAX_ENTRIES = 4
+"""Most specialists one consult asks at once."""
 MAX_TURNS = 10
 """Model calls one agent may make in a row."""
 MODEL_ATTEMPTS = 3

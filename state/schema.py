@@ -65,9 +65,10 @@ class HoldUsage(TypedDict):
 
 
 class HandoverRecord(TypedDict):
-    """One entry of the trail: a handover, a refused handover or a return."""
+    """One entry of the trail: a handover, a refused handover, a return or a consult (one
+    specialist asked one question; its `reason` is the question)."""
 
-    kind: Literal["handover", "refused", "return"]
+    kind: Literal["handover", "refused", "return", "consult"]
     from_agent: str
     to_agent: str
     reason: str
@@ -134,6 +135,52 @@ class ActiveHandover(HandoverPackage, total=False):
     chain: list[str]
     anchor_id: str
     """Id of the tool message that answered the handover: the specialist's turns follow it."""
+
+
+class ConsultEntry(TypedDict):
+    """One entry of a consult: the specialist asked, the question, and how it went."""
+
+    index: int
+    """Its place in the call, from 1 (the answers keep the call's order)."""
+    specialist: str
+    question: str
+    status: Literal["asked", "answered", "error"]
+    text: str
+    """The answer (cut to the cap) once answered, the `ERROR: ...` line on error."""
+    tokens: int
+    """Tokens of `text`."""
+
+
+class ConsultRound(TypedDict):
+    """A consult under way: the orchestrator's pending `consult_specialists` call and its
+    entries; the answers are gathered into it, then it is cleared (None)."""
+
+    call_id: str
+    from_agent: str
+    entries: list[ConsultEntry]
+
+
+class ConsultAnswer(TypedDict):
+    """One consultant's write: its answered entry of the round `call_id`."""
+
+    call_id: str
+    answer: ConsultEntry
+
+
+def merge_consult(
+    current: ConsultRound | None, update: ConsultRound | ConsultAnswer | None
+) -> ConsultRound | None:
+    """The consult channel's reducer: a round replaces, an answer fills its entry of the
+    same round (parallel consultants write in one step), None clears."""
+    if not isinstance(update, dict):
+        return None
+    if "entries" in update:
+        return update  # type: ignore[return-value]
+    if not isinstance(current, dict) or current.get("call_id") != update.get("call_id"):
+        return current  # an answer to a round that is over: nothing to fill
+    answer = update["answer"]  # type: ignore[typeddict-item]
+    entries = [answer if e["index"] == answer["index"] else e for e in current["entries"]]
+    return {**current, "entries": entries}
 
 
 Conversation = Annotated[
@@ -219,6 +266,14 @@ class HandoverState(TypedDict, total=False):
             "window's own, what the whole conversation would cost a full-history system.",
         ),
     ]
+    consult: Annotated[
+        ConsultRound | None,
+        Field(
+            description="The consult under way (the orchestrator asked several specialists "
+            "at once): its entries and the answers gathered so far; null otherwise."
+        ),
+        merge_consult,
+    ]
 
 
 def usable(state: HandoverState) -> HandoverState:
@@ -244,4 +299,6 @@ def usable(state: HandoverState) -> HandoverState:
     )
     if not isinstance(out.get("messages"), list):
         out["messages"] = []
+    if not isinstance(out.get("consult"), dict):
+        out["consult"] = None
     return out  # type: ignore[return-value]

@@ -32,7 +32,7 @@ from langgraph.types import Command
 from pydantic import TypeAdapter, ValidationError
 
 from .messages import message_text
-from .schema import ActiveHandover, HandoverRecord, HoldUsage
+from .schema import ActiveHandover, ConsultAnswer, ConsultRound, HandoverRecord, HoldUsage
 from .tokens import TokenCounter
 
 INPUT_KEYS = ("messages",)
@@ -152,6 +152,7 @@ _RECORDS = TypeAdapter(list[HandoverRecord])
 _COUNT = TypeAdapter(int)
 _USAGE = TypeAdapter(HoldUsage | None)
 _NAMES = TypeAdapter(list[str])
+_CONSULT = TypeAdapter(ConsultRound | ConsultAnswer | None)
 
 
 def check_update(
@@ -217,6 +218,7 @@ _VALIDATORS: dict[str, tuple[TypeAdapter[Any], str]] = {
     "archived_tokens": (_COUNT, "an integer >= 0"),
     "hold_usage": (_USAGE, "null or a hold's usage (state/schema.py: HoldUsage)"),
     "turn_trail": (_NAMES, "a list of strings"),
+    "consult": (_CONSULT, "null or a consult round (state/schema.py: ConsultRound)"),
 }
 
 

@@ -51,7 +51,15 @@ def test_xray_drawing_shows_each_agents_model_and_tool_loop():
 
 def test_flat_drawing_still_shows_every_specialist_as_one_node():
     nodes = set(build_graph().get_graph().nodes)
-    assert nodes == {"__start__", "__end__", "orchestrator", "handover", *PROFILES.specialists}
+    consults = {"consult", "consultant", "consult_answers"}
+    assert nodes == {
+        "__start__",
+        "__end__",
+        "orchestrator",
+        "handover",
+        *consults,
+        *PROFILES.specialists,
+    }
 
 
 def counting_specialist(*steps, checkpointer=None):  # type: ignore[no-untyped-def]

@@ -41,9 +41,12 @@ def test_demo_shows_a_handover_a_specialist_turn_and_a_return(root):
     assert "🖌️ [frontend designer] I'm the frontend designer" in text
     assert "↩️  frontend_designer hands back to the orchestrator" in text
     assert "🧭 [a0 software orchestrator] Back with the orchestrator." in text
+    assert "💬 Consult: solution_architect is asked: should the hero render" in text
+    assert "🧭 [a0 software orchestrator] I asked the specialists at once." in text
     assert "Handover trail of thread 'd1'" in text
     briefings = list((root / ".a0proj" / "handover").glob("frontend-designer-*.md"))
-    assert len(briefings) == 1
+    assert len(briefings) == 2  # the handover's, and the consult's
+    assert sum("- **Kind:** consult" in b.read_text() for b in briefings) == 1
 
 
 def test_run_then_trail_prints_handovers_with_tokens_and_paths(root):

@@ -85,7 +85,8 @@ class EnumRecorder(RecordingOfflineModel):
 def test_no_profiles_gives_the_thirteen_builtins():
     assert resolve_profiles(None) is BUILTINS
     assert len(BUILTINS) == 13
-    nodes = set(build_graph().get_graph().nodes) - {"__start__", "__end__", "handover"}
+    graph_nodes = {"__start__", "__end__", "handover", "consult", "consultant", "consult_answers"}
+    nodes = set(build_graph().get_graph().nodes) - graph_nodes
     assert nodes == {"orchestrator", *BUILTINS.specialists}
 
 

@@ -71,8 +71,9 @@ def test_plain_question_stays_with_the_orchestrator(ctx):
 def test_orchestrator_sees_profiles_with_descriptions_in_the_tool(ctx):
     graph, model = make()
     say(graph, "Hello", ctx)
-    assert model.bound_tools[0] == ["handover_to_specialist"]
-    (tool,) = orchestrator_tools()
+    assert model.bound_tools[0] == ["handover_to_specialist", "consult_specialists"]
+    tool = orchestrator_tools()[0]
+    assert tool["function"]["name"] == "handover_to_specialist"
     description = tool["function"]["description"]
     for name in SPECIALISTS:
         assert f"{name}: {PROFILES[name].description}" in description

@@ -42,7 +42,14 @@ CONCURRENT_REQUESTS = {
     "solution_architect": "Which architecture should we pick: microservices or a monolith?",
     "runtime_devops_engineer": "Write a Dockerfile and deploy it to kubernetes.",
 }
-INTERNAL_FIELDS = ("handover", "handover_depth", "handovers", "agent_turns")
+INTERNAL_FIELDS = (
+    "handover",
+    "handover_depth",
+    "handovers",
+    "agent_turns",
+    "consult",
+    "consult_task",
+)
 THREAD_METADATA = {"created_by_test": "tests/test_server.py", "session": uuid.uuid4().hex}
 """Marks this session's threads, deleted at the end (the dev server persists threads)."""
 
@@ -347,8 +354,14 @@ def test_drawn_graph_lists_every_node_and_edge(client, assistant_id):
     nodes = {n["id"] for n in drawn["nodes"]}
     assert {"__start__", "__end__", "orchestrator", "handover", *SPECIALISTS} <= nodes
     assert len(SPECIALISTS) == 12
-    assert nodes - {"__start__", "__end__"} == {"orchestrator", "handover", *SPECIALISTS}
+    consults = {"consult", "consultant", "consult_answers"}
+    assert nodes - {"__start__", "__end__"} == {"orchestrator", "handover", *consults, *SPECIALISTS}
     edges = {(e["source"], e["target"]) for e in drawn["edges"]}
+    assert ("orchestrator", "consult") in edges and ("consult", "consultant") in edges
+    assert ("consultant", "consult_answers") in edges and (
+        "consult_answers",
+        "orchestrator",
+    ) in edges
     assert ("__start__", "orchestrator") in edges
     assert ("orchestrator", "handover") in edges and ("orchestrator", "__end__") in edges
     for name in SPECIALISTS:

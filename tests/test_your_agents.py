@@ -332,9 +332,10 @@ def test_handover_tools_used_outside_the_graph_answer_with_an_error():
     assert answer.content == "ERROR: handover_to_specialist works inside the handover graph only."
 
 
-def test_handover_tools_give_the_orchestrator_one_tool_and_a_specialist_four():
+def test_handover_tools_give_the_orchestrator_two_tools_and_a_specialist_four():
     assert [t.name for t in handover_tools("a0_software_orchestrator")] == [
-        "handover_to_specialist"
+        "handover_to_specialist",
+        "consult_specialists",
     ]
     names = [t.name for t in handover_tools("hacker")]
     assert names == [

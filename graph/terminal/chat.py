@@ -119,6 +119,13 @@ def print_trail(graph: CompiledStateGraph, thread: str, printer: Printer) -> int
             )
             if "full_history_tokens" in r:
                 printer.say(f"       {saving_line(r)}")
+        elif r["kind"] == "consult":
+            printer.say(
+                f"{i:>3}. {r['time']} 💬 {r['from_agent']} asked {r['to_agent']} "
+                f"topic={r['topic']} tokens={r['estimated_tokens']} (consult)\n"
+                f"       ❓ {r['reason']}\n"
+                f"       📄 {r['briefing_path']}"
+            )
         elif r["kind"] == "refused":
             printer.say(
                 f"{i:>3}. {r['time']} ⛔ {r['from_agent']} -> {r['to_agent']}: {r.get('error')}"

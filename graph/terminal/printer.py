@@ -200,6 +200,12 @@ class Printer:
                 self.say(saving_line(r))
         elif r["kind"] == "refused":
             self.say(f"⛔ Handoff to {r['to_agent']} refused: {r.get('error', '')}")
+        elif r["kind"] == "consult":
+            self.say(f"💬 Consult: {r['to_agent']} is asked: {r['reason']}")
+            self.say(
+                f"📦 Package: {plural(r['estimated_tokens'], 'token')}; briefing: "
+                f"{r['briefing_path']}"
+            )
         else:
             self.say(f"↩️  {r['from_agent']} hands back to the orchestrator: {r['reason']}")
             if isinstance(r.get("usage"), dict):

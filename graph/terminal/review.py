@@ -92,6 +92,25 @@ def package_lines(request: dict[str, Any], profiles: ProfileRegistry) -> list[st
     return lines
 
 
+CONSULT_PROMPT = "approve / reject all? [a/r] "
+
+
+def consult_lines(request: dict[str, Any], profiles: ProfileRegistry) -> list[str]:
+    """A consult's entries as the reviewer reads them: whom, what, and the package's tokens."""
+    caller = agent_label(str(request.get("from_agent", "")), profiles)
+    lines = [f"📋 Consult for your review: {caller} asks"]
+    for entry in request.get("consults") or []:
+        target = agent_label(str(entry.get("specialist_profile", "")), profiles)
+        lines.append(
+            f"   {entry.get('index', '?')}. {target}: "
+            + _indent(str(entry.get("question", "")), 6)
+            + f" ({entry.get('estimated_tokens', '?')} tokens)"
+        )
+    if request.get("error"):
+        lines.append(f"   ❌ {request['error']}")
+    return lines
+
+
 class TerminalReviewer:
     """`on_review` for `run_turn`: shows the package, asks, returns the resume value."""
 
@@ -107,6 +126,8 @@ class TerminalReviewer:
 
     def __call__(self, request: dict[str, Any]) -> dict[str, Any]:
         self.printer.idle()
+        if request.get("kind") == "consult":
+            return self.consult(request)
         for line in package_lines(request, self.printer.profiles):
             self.printer.say(line)
         while True:
@@ -122,6 +143,22 @@ class TerminalReviewer:
             if edit is not None:
                 self.printer.say("✏️  Edited; the package is checked and counted again.")
                 return {"action": "edit", **edit}
+
+    def consult(self, request: dict[str, Any]) -> dict[str, Any]:
+        """A consult: its entries shown, then approve or reject them all (edit each entry with
+        the human-in-the-loop decisions, from Studio or Python)."""
+        for line in consult_lines(request, self.printer.profiles):
+            self.printer.say(line)
+        while True:
+            answer = self.ask(CONSULT_PROMPT).strip().lower()
+            if answer and "approve".startswith(answer):
+                self.printer.say("✅ Approved.")
+                return {"action": "approve"}
+            if answer and "reject".startswith(answer):
+                reason = self.ask("Reason (the caller reads it): ").strip()
+                self.printer.say(f"❌ Rejected: {reason or 'no reason given'}")
+                return {"action": "reject", "reason": reason}
+            self.printer.say("Please answer approve or reject (a or r).")
 
     def action(self) -> str:
         while True:

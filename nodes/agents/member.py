@@ -121,6 +121,20 @@ def run_member(agent: Pregel, view: list[BaseMessage], calls: int, config: Runna
     return list(out.get("messages") or []) if isinstance(out, dict) else []
 
 
+def member_config(config: RunnableConfig, *, member: MemberRun, marker: str) -> RunnableConfig:
+    """The agent's run config: the node's, with the `MemberRun` for its tools and middleware
+    (in process) and the metadata every streamed chunk carries (`agent`, `persona_marker`)."""
+    return {
+        **config,
+        "configurable": {**(config.get("configurable") or {}), MEMBER_RUN_KEY: member},
+        "metadata": {
+            **(config.get("metadata") or {}),
+            "agent": member.agent,
+            "persona_marker": marker,
+        },
+    }
+
+
 def make_agent_node(  # type: ignore[no-untyped-def]
     *, name: str, profile: Profile, agent: Pregel, models: ModelChoice, label: bool = False
 ):
@@ -156,15 +170,7 @@ def make_agent_node(  # type: ignore[no-untyped-def]
         if calls >= ctx.max_turns:  # re-entered too often (say, refused handovers): stop
             result: list[BaseMessage] = [stop_message(name, profile, calls, ctx.max_turns)]
         else:
-            run_config: RunnableConfig = {
-                **config,
-                "configurable": {**(config.get("configurable") or {}), MEMBER_RUN_KEY: member},
-                "metadata": {
-                    **(config.get("metadata") or {}),
-                    "agent": name,
-                    "persona_marker": profile.marker,
-                },
-            }
+            run_config = member_config(config, member=member, marker=profile.marker)
             result = [m for m in run_member(agent, view, calls, run_config) if m.id not in seen]
         added = stored_replies(
             result,

@@ -23,9 +23,9 @@ from pydantic import ValidationError
 from ...specialists import Profile
 from ...state import message_text, speaker_label
 from ..briefing.writer import now_utc
-from ..tools.names import FULL_HISTORY, HANDOVER, RETURN
+from ..tools.names import CONSULT, FULL_HISTORY, HANDOVER, RETURN
 
-TRANSFER_NAMES = (HANDOVER, RETURN)
+TRANSFER_NAMES = (HANDOVER, RETURN, CONSULT)
 
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 """Function names OpenAI accepts (the same pattern applies to message names)."""

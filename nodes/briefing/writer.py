@@ -110,20 +110,33 @@ def _bullets(items: list[str], empty: str = "(none)") -> str:
 
 
 def render_entry(
-    package: HandoverPackage, *, when: datetime, redacted: dict[str, int] | None = None
+    package: HandoverPackage,
+    *,
+    when: datetime,
+    redacted: dict[str, int] | None = None,
+    kind: str = "handover",
 ) -> str:
     """One Markdown entry: the package as handed over, never the chat history.
 
-    `redacted` (kind -> count) says how many secrets were replaced before the write.
+    `redacted` (kind -> count) says how many secrets were replaced before the write;
+    `kind` "consult" marks a consult's entry (one question; the caller keeps the
+    conversation, and the question is the entry's reason).
     """
     handover_id = package["handover_id"]
     turns = "\n".join(
         f"> {_escape(turn)}".replace("\n", "\n> ") for turn in package["recent_turns"]
     )
+    consult = (
+        "- **Kind:** consult (one question, answered once; the conversation stays with "
+        f"{_escape(package['from_agent']) or 'the caller'})\n"
+        if kind == "consult"
+        else ""
+    )
     return (
         f"\n## Handover {when.astimezone(UTC):%Y-%m-%dT%H:%M:%SZ} → {package['specialist']}\n"
         f"{_ID_MARKER.format(handover_id)}\n\n"
         f"- **Handover id:** `{handover_id}`\n"
+        f"{consult}"
         f"- **From:** {_escape(package['from_agent']) or '(caller not given)'}\n"
         f"- **Reason:** {_escape(package['reason']).strip() or '(no reason given)'}\n"
         f"- **Return condition:** {package['return_condition']}\n"

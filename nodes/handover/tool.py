@@ -125,11 +125,13 @@ def prepare_handover(
     counter: TokenCounter | None = None,
     when: datetime | None = None,
     last_time: list[str] | None = None,
+    kind: str = "handover",
 ) -> PreparedHandover | str:
     """Validate, redact, build and count the package and its entry; write nothing.
     `last_time`: the specialist's recent outcomes the package recalls (counted in it).
 
-    Returns an `ERROR: ...` string instead of raising.
+    Returns an `ERROR: ...` string instead of raising. `kind` "consult" marks the entry as
+    a consult's.
     """
     try:
         profiles = profiles if profiles is not None else builtin_profiles()
@@ -165,7 +167,7 @@ def prepare_handover(
         return PreparedHandover(
             values=values,
             package=package,
-            entry=render_entry(package, when=when, redacted=redacted),
+            entry=render_entry(package, when=when, redacted=redacted, kind=kind),
             redacted=redacted,
             notes=summary_notes(values["summary"], counter),
             when=when,

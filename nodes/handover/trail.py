@@ -99,6 +99,11 @@ def describe_trail(records: list[HandoverRecord], limit: int = 8) -> str:
             )
         elif r["kind"] == "return":
             lines.append(f"- {r['time']} {r['from_agent']} returned: {r['reason']}")
+        elif r["kind"] == "consult":
+            lines.append(
+                f"- {r['time']} consult {r['from_agent']} -> {r['to_agent']} on '{r['topic']}' "
+                f"({r['estimated_tokens']} tokens): {r['reason']}"
+            )
         else:
             lines.append(
                 f"- {r['time']} refused {r['from_agent']} -> {r['to_agent']}: {r.get('error', '')}"

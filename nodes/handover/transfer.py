@@ -15,8 +15,13 @@ answers it: a handover carried out, a return, or an `ERROR:` the agent acts on.
 
 A transfer is the only tool call of its reply: beside other calls it is
 refused (they run, and the model can ask again on its own). Of several
-transfer calls in one reply, a return wins over handovers, and the first
-handover over the others; the rest are refused.
+transfer calls in one reply, a return wins over handovers, the first
+handover over the others, and a handover over a consult; the rest are refused.
+
+The orchestrator also holds `consult_specialists` (`consult.py`): it ends the
+run the same way, and the graph asks several specialists at once. An agent
+answering a consult cannot transfer: its transfer tools refuse with an `ERROR:`
+and it answers the question instead.
 """
 
 from __future__ import annotations
@@ -33,12 +38,18 @@ from langgraph.types import Command
 from ...specialists import ORCHESTRATOR_PROFILE, ProfileRegistry, ProfilesSpec, resolve_profiles
 from ...state import HandoverContext
 from ..tools.agent_tools import member_of, read_own_briefing, request_full_history
-from ..tools.names import HANDOVER, RETURN
+from ..tools.names import CONSULT, HANDOVER, RETURN
 from .arguments import model_arguments_schema
+from .consult_arguments import consult_arguments_schema
 
-TRANSFERS = (HANDOVER, RETURN)
+TRANSFERS = (HANDOVER, RETURN, CONSULT)
 TRANSFER_KEY = "specialist_handover_transfer"
 """The key of a transfer's `Command` update: the agent's messages at the transfer."""
+
+IN_A_CONSULT = (
+    "ERROR: you are answering a consult: {name} is not available here. Answer the question "
+    "in your reply; the orchestrator keeps the conversation."
+)
 
 ALONE = (
     "ERROR: {name} must be the only tool call of its reply; it was not carried out. Your "
@@ -47,10 +58,12 @@ ALONE = (
 
 
 def chosen_transfer(calls: Sequence[Any]) -> Any | None:
-    """The transfer call a reply carries out: a return before handovers, else the first one."""
+    """The transfer call a reply carries out: a return before handovers, a handover before a
+    consult, else the first of its kind."""
     returns = [c for c in calls if c.get("name") == RETURN]
     handovers = [c for c in calls if c.get("name") == HANDOVER]
-    return (returns or handovers or [None])[0]
+    consults = [c for c in calls if c.get("name") == CONSULT]
+    return (returns or handovers or consults or [None])[0]
 
 
 def transfer_refusal(call: Any, chosen: Any) -> str:
@@ -59,6 +72,11 @@ def transfer_refusal(call: Any, chosen: Any) -> str:
         return "ERROR: cannot hand over and return to the orchestrator in the same turn; returned."
     if call.get("name") == RETURN:
         return "ERROR: returned once already in this reply; this call was not carried out."
+    if call.get("name") == CONSULT:
+        return (
+            "ERROR: consult_specialists must be the only transfer of its reply; this call was "
+            "not carried out."
+        )
     return "ERROR: only one handover per turn; this call was not carried out."
 
 
@@ -84,6 +102,8 @@ def transfer(runtime: ToolRuntime[Any], name: str) -> Command[Any] | ToolMessage
 
     if member_of(runtime) is None or reply is None:
         return refuse(f"ERROR: {name} works inside the handover graph only.")
+    if member_of(runtime).consult:  # type: ignore[union-attr]
+        return refuse(IN_A_CONSULT.format(name=name))
     if any(c["name"] not in TRANSFERS for c in reply.tool_calls):
         return refuse(ALONE.format(name=name))
     chosen = chosen_transfer(reply.tool_calls)
@@ -132,6 +152,31 @@ def make_handover_transfer_tool(profiles: ProfileRegistry, caller: str) -> BaseT
     )
 
 
+CONSULT_DESCRIPTION = (
+    "Ask several specialists at once, each its own question, and get all their answers "
+    "back in one result; you keep the conversation and answer the user from them. Each "
+    "specialist gets a small stage-1 package (the shared summary, decisions and artifacts; "
+    "the graph adds the recent turns) and answers once, briefly. Use it when a request needs "
+    "the views of two to four specialists side by side. Available agents: "
+)
+
+
+def make_consult_tool(profiles: ProfileRegistry, caller: str) -> BaseTool:
+    """`consult_specialists` as `caller` holds it: the entries' profiles an enum of the others."""
+
+    def consult_specialists(runtime: ToolRuntime[HandoverContext], **_arguments: Any) -> Any:
+        return transfer(runtime, CONSULT)  # the consult node reads the call's arguments
+
+    targets = [n for n in profiles if n not in (caller, ORCHESTRATOR_PROFILE)]
+    return StructuredTool(
+        name=CONSULT,
+        description=CONSULT_DESCRIPTION
+        + "; ".join(f"{n}: {profiles[n].description}" for n in targets),
+        args_schema=consult_arguments_schema(targets),
+        func=consult_specialists,
+    )
+
+
 def _return(
     summary: str, runtime: ToolRuntime[HandoverContext], decisions: list[str] | None = None
 ) -> Any:
@@ -151,9 +196,10 @@ return_to_orchestrator = StructuredTool.from_function(
 def handover_tools(caller: str, profiles: ProfilesSpec | ProfileRegistry = None) -> list[BaseTool]:
     """The tools an agent needs to take part in the handover graph as `caller` (a profile name).
 
-    The orchestrator (`a0_software_orchestrator`) gets `handover_to_specialist`; a
-    specialist also gets `return_to_orchestrator`, `request_full_history` and
-    `read_briefing`. `profiles` are those of the build (as `build_graph` takes them).
+    The orchestrator (`a0_software_orchestrator`) gets `handover_to_specialist` and
+    `consult_specialists`; a specialist gets `handover_to_specialist`,
+    `return_to_orchestrator`, `request_full_history` and `read_briefing`. `profiles` are
+    those of the build (as `build_graph` takes them).
 
     Example::
 
@@ -167,6 +213,8 @@ def handover_tools(caller: str, profiles: ProfilesSpec | ProfileRegistry = None)
             f"{', '.join(registry)}"
         )
     tools = [make_handover_transfer_tool(registry, caller)]
-    if caller != ORCHESTRATOR_PROFILE:
+    if caller == ORCHESTRATOR_PROFILE:
+        tools.append(make_consult_tool(registry, caller))
+    else:
         tools += [return_to_orchestrator, request_full_history, read_own_briefing]
     return tools

@@ -38,6 +38,16 @@ TASK_COMPLETE = re.compile(
     r"and return|then return)\b",
     re.I,
 )
+CONSULT_ASK = re.compile(
+    r"\b(?:ask|consult)\s+(?P<names>[^:?!]{3,200}?)\s*(?::|\babout\b|\bwhether\b)\s*"
+    r"(?P<question>\S.*)",
+    re.I | re.S,
+)
+"""`ask the solution architect and the ui design specialist: ...`, `consult X, Y and Z about
+...`: several named specialists, then the question."""
+CONSULT_SPLIT = re.compile(r"\s*,\s*(?:and\s+)?|\s+and\s+|\s*&\s*", re.I)
+CONSULT_NAME_WORDS = 4
+"""A longer piece between the commas is not a name (`ask someone to look at the logs`)."""
 AFTER_REPLY = re.compile(r"\b(quick question|quickly|just tell me|one question|briefly)\b", re.I)
 LIST_FILES_ASK = re.compile(
     r"\b((list|show)( me)? (the |all )?files|what files|which files|map the repo|"
@@ -62,6 +72,29 @@ def named_profiles(text: str, profiles: Mapping[str, Profile]) -> list[str]:
                 (lowered.find(name) if name in lowered else lowered.find(profile.title), name)
             )
     return [name for _, name in sorted(found)]
+
+
+def consult_request(text: str, *, profiles: Mapping[str, Profile]) -> tuple[list[str], str] | None:
+    """The profiles a consult request names (in its order) and its question, or None.
+
+    Each name between `ask`/`consult` and the question is a profile's name or title; one
+    that names none is passed on as written (`ui_designer`), for the graph to refuse with
+    its suggestions. At least two names, at least one of them known, make a consult.
+    """
+    found = CONSULT_ASK.search(text)
+    if found is None:
+        return None
+    pieces = [p.strip() for p in CONSULT_SPLIT.split(found["names"]) if p.strip()]
+    names: list[str] = []
+    for piece in pieces:
+        piece = re.sub(r"^(?:both\s+)?(?:the|our|your)\s+", "", piece, flags=re.I)
+        if len(piece.split()) > CONSULT_NAME_WORDS:
+            return None
+        named = named_profiles(piece, profiles)
+        names.append(named[0] if named else re.sub(r"[^a-z0-9]+", "_", piece.lower()).strip("_"))
+    if len(names) < 2 or not any(n in profiles for n in names):
+        return None
+    return names, found["question"].strip()
 
 
 def choose_specialist(

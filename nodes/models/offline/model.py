@@ -17,11 +17,15 @@ from the profile's keywords and description, and a vote of the request's
 nearest example requests, see `scorer.py` and `examples.py`) and hands over to
 the best match above a threshold with a topic slug, an
 extractive summary, decisions, artifacts (file paths it sees) and a return
-condition it reads from the wording; otherwise it answers itself. As a
+condition it reads from the wording; otherwise it answers itself. Offered
+`consult_specialists` too, it consults on a clear cue (`ask X and Y: <question>`,
+`consult X, Y and Z about ...`) and answers the user from the consult's answers.
+As a
 specialist it answers in the profile's voice from its package, uses the tools
 it is bound to when the request asks for them (workspace reads, stage 2 and 3,
 a user's tool named in the request), passes the work on when the user names
-another specialist, and returns when the user asks to go back.
+another specialist, and returns when the user asks to go back; asked in a
+consult (the request message the graph names `consult`), it answers the question once.
 """
 
 from __future__ import annotations
@@ -52,7 +56,7 @@ from ...history.extractive import (
     extractive_summary,
     first_sentence,
 )
-from ...tools.names import FULL_HISTORY, HANDOVER, READ_BRIEFING, RETURN
+from ...tools.names import CONSULT, FULL_HISTORY, HANDOVER, READ_BRIEFING, RETURN
 from .cues import (
     AFTER_REPLY,
     BRIEFING_ASK,
@@ -61,16 +65,26 @@ from .cues import (
     PASS_ON,
     TASK_COMPLETE,
     choose_specialist,
+    consult_request,
     handover_targets,
     make_call,
     named_profiles,
     tool_for_request,
     topic_slug,
 )
-from .package import from_the_graph, last_request, package_in
+from .package import consult_question, from_the_graph, last_request, package_in
 
 FENCE = "`" * 3
 """A Markdown code fence: a tool's output is shown as code."""
+
+
+def _called(convo: list[BaseMessage], result: ToolMessage) -> str | None:
+    """The name of the call a tool result answers (over HTTP a result carries no name)."""
+    for message in reversed(convo):
+        for call in getattr(message, "tool_calls", None) or []:
+            if call.get("id") == result.tool_call_id:
+                return str(call.get("name"))
+    return None
 
 
 class OfflineChatModel(BaseChatModel):
@@ -129,7 +143,7 @@ class OfflineChatModel(BaseChatModel):
             reply = self._specialist(me, convo, bound, profiles, package)
             reply.name = me
         elif HANDOVER in tools:
-            reply = self._orchestrator(convo, profiles)
+            reply = self._orchestrator(convo, profiles, consults=CONSULT in tools)
             reply.name = "orchestrator"
         else:
             reply = AIMessage(content=self._summarise(convo))
@@ -144,8 +158,12 @@ class OfflineChatModel(BaseChatModel):
         return UsageMetadata(input_tokens=sent, output_tokens=made, total_tokens=sent + made)
 
     # -- orchestrator --------------------------------------------------------------
-    def _orchestrator(self, convo: list[BaseMessage], profiles: Mapping[str, Profile]) -> AIMessage:
+    def _orchestrator(
+        self, convo: list[BaseMessage], profiles: Mapping[str, Profile], consults: bool = False
+    ) -> AIMessage:
         last = convo[-1] if convo else HumanMessage("")
+        if isinstance(last, ToolMessage) and CONSULT in (last.name, _called(convo, last)):
+            return AIMessage(content=self._from_consult(message_text(last)))
         if isinstance(last, ToolMessage):
             result = message_text(last)
             if result.startswith("ERROR"):
@@ -163,6 +181,9 @@ class OfflineChatModel(BaseChatModel):
                 f"{first_sentence(report, 60)} What would you like to do next?"
             )
         request = message_text(last)
+        asked = consult_request(request, profiles=profiles) if consults else None
+        if asked is not None:
+            return self._consult(convo, request, *asked)
         stay = self._registry().get(ORCHESTRATOR_PROFILE)  # planning stays: not a target
         choice = choose_specialist(request, profiles=profiles, stay=stay)
         if choice is None:
@@ -202,6 +223,43 @@ class OfflineChatModel(BaseChatModel):
         }
         return AIMessage(content="", tool_calls=[make_call(HANDOVER, args)])
 
+    def _consult(
+        self, convo: list[BaseMessage], request: str, names: list[str], question: str
+    ) -> AIMessage:
+        """Ask the named specialists the same question at once (`consult_specialists`)."""
+        earlier = [
+            message_text(m)
+            for m in convo[:-1]
+            if isinstance(m, HumanMessage) and not from_the_graph(m)
+        ]
+        args = {
+            "consults": [{"specialist_profile": n, "question": question} for n in names],
+            "topic": topic_slug(question.split()[:4]),
+            "summary": extractive_summary(earlier) or f"The user asks: {clip_words(request)}",
+            "decisions": extract_decisions([*earlier, request]),
+            "artifacts": extract_artifacts([*earlier, request]),
+        }
+        return AIMessage(content="", tool_calls=[make_call(CONSULT, args)])
+
+    def _from_consult(self, result: str) -> str:
+        """The orchestrator's answer from a consult's answers: each in a sentence or two."""
+        if result.startswith("ERROR") and "\n\n[" not in result:
+            return (
+                f"I could not consult them ({result.removeprefix('ERROR: ')}). "
+                "I'll keep helping you here: tell me more about what you need."
+            )
+        lines = ["I asked the specialists at once. What they said:"]
+        for block in result.split("\n\n[")[1:]:
+            head, _, body = block.partition("\n")
+            who = head.split("]", 1)[-1].split(" — ", 1)[0].strip()
+            text = " ".join(body.split())
+            if text.startswith("ERROR"):
+                lines.append(f"- {who}: not asked ({clip_words(text.removeprefix('ERROR: '), 24)})")
+            else:
+                lines.append(f"- {who}: {first_sentence(text, 40)}")
+        lines.append("Tell me which way you'd like to go, and I'll bring in whoever does it.")
+        return "\n".join(lines)
+
     # -- specialist ----------------------------------------------------------------
     def _specialist(
         self,
@@ -227,6 +285,12 @@ class OfflineChatModel(BaseChatModel):
                 note = message_text(last).removeprefix("ERROR: ")
                 return AIMessage(content=f"({last.name} did not work: {note})\n{answer}")
             return AIMessage(content=self._after_tool(title, last, package))
+        question = consult_question(last)
+        if question is not None:  # a consult: one answer, no transfers
+            call = tool_for_request(question, tools)
+            if call is not None:
+                return AIMessage(content="", tool_calls=[call])
+            return AIMessage(content=self._consult_answer(title, profile, package, question))
         request = message_text(last) if isinstance(last, HumanMessage) else ""
         if request and GO_BACK.search(request):
             summary = self._work_summary(title, package, convo)
@@ -291,6 +355,23 @@ class OfflineChatModel(BaseChatModel):
             "\n2. Produce the concrete deliverable for this step.\n3. List open questions and risks."
         )
         return "\n\n".join(lines)
+
+    def _consult_answer(
+        self, title: str, profile: Profile | None, package: dict, question: str
+    ) -> str:
+        focus = profile.description.rstrip(".") if profile else "my specialty"
+        lines = [
+            f'As the {title}, on "{clip_words(question, 30)}": start from the constraints '
+            "already decided and choose the simplest option that meets them.",
+            f"I look at it for {focus[0].lower() + focus[1:]}.",
+        ]
+        if package.get("decisions"):
+            decided = "; ".join(d.rstrip(". ") for d in package["decisions"])
+            lines.append(f"It keeps to the decisions so far: {decided}.")
+        lines.append(
+            "Risks to watch: the parts only my specialty sees; I'd confirm them before committing."
+        )
+        return " ".join(lines)
 
     def _after_tool(self, title: str, result: ToolMessage, package: dict) -> str:
         text = message_text(result)

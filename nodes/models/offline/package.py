@@ -14,6 +14,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage, HumanMessage
 
 from ....state import message_text
+from ...handover.consult_message import CONSULT_SENDER, QUESTION_DATA_KEY
 from ...handover.package import HANDOVER_SENDER, package_of
 from ...history.extractive import first_sentence
 
@@ -41,3 +42,14 @@ def package_in(convo: list[BaseMessage]) -> dict[str, Any]:
     users = [t.removeprefix("user: ") for t in turns if t.startswith("user: ")]
     found["request"] = users[-1] if users else ""
     return found
+
+
+def consult_question(message: BaseMessage | None) -> str | None:
+    """The question of a consult's request message (its data, or across an HTTP hop its
+    text after `Question:`), or None when the message is no consult."""
+    if not isinstance(message, HumanMessage) or message.name != CONSULT_SENDER:
+        return None
+    data = (message.additional_kwargs or {}).get(QUESTION_DATA_KEY)
+    if isinstance(data, dict) and isinstance(data.get("question"), str):
+        return str(data["question"])
+    return message_text(message).split("Question:", 1)[-1].strip()

@@ -1,0 +1,130 @@
+"""One consult task: a specialist's agent answers one question, once, from its own package.
+
+The consult node (`consult.py`) sends one task per entry to the `consultant`
+node (LangGraph `Send`, so the tasks of one consult run in the same step, in
+parallel). A task runs that specialist's agent the way its own node does
+(`nodes/agents/member.py`: the same agent, the same `MemberRun` in its config, a
+bounded view), but its view is its stage-1 package and then the question, and
+it runs once: its last reply is the answer. It cannot hand over or return (its
+transfer tools answer with an `ERROR:` and it answers instead; an agent that
+transfers anyway has the transfer ignored, with a note). The answer is cut to
+`consult_answer_max_tokens` with a visible marker, counted with the agent's own
+token counter, and written into the state's `consult` round by its index.
+
+A finished task's write is kept by LangGraph when another task of the same
+step fails or the process is killed: a resumed run asks only the unfinished ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.pregel import Pregel
+from langgraph.runtime import Runtime
+
+from ...specialists import Profile
+from ...state import (
+    ConsultAnswer,
+    HandoverContext,
+    MemberRun,
+    TokenCounter,
+    coerce_context,
+    message_text,
+)
+from ..agents.member import member_config, run_member
+from ..history.archive import config_checkpointer, stored_transcript
+from ..history.budget import fit_messages
+from ..models.resolve import ModelChoice
+from .consult_message import ConsultTask, question_message
+from .package import package_message
+from .transfer import TRANSFERS
+
+CONSULTANT_NODE = "consultant"
+
+
+def cut_answer(text: str, *, cap: int, counter: TokenCounter) -> tuple[str, int]:
+    """The answer within `cap` tokens (a longer one cut, ending with a visible marker) and
+    its tokens."""
+    tokens = counter.count_text(text)
+    if tokens <= cap:
+        return text, tokens
+    marker = f"\n[… answer cut at {cap} tokens]"
+    kept = counter.truncate(text, max(cap - counter.count_text(marker), 0)).rstrip()
+    cut = kept + marker
+    return cut, counter.count_text(cut)
+
+
+def answer_of(added: list[BaseMessage], *, agent: str) -> str:
+    """The consultant's answer: its last reply's text, with a note when it tried to transfer
+    (which a consult ignores)."""
+    replies = [m for m in added if isinstance(m, AIMessage)]
+    last = replies[-1] if replies else None
+    text = message_text(last).strip() if last is not None else ""
+    tried = [
+        c["name"] for c in (last.tool_calls if last is not None else []) if c["name"] in TRANSFERS
+    ]
+    if tried:
+        note = (
+            f"(note: {agent} tried to call {tried[0]}, which a consult does not carry out; "
+            "this is what it said before)"
+        )
+        text = f"{text}\n{note}".strip() if text else f"{note.strip('()')}: no answer"
+    return text or f"(no answer: {agent} replied without text)"
+
+
+def make_consultant_node(  # type: ignore[no-untyped-def]
+    *, agents: Mapping[str, tuple[Profile, Pregel]], models: ModelChoice
+):
+    """The `consultant` node of one build: the agents by profile, and their models."""
+
+    def consultant(
+        task: ConsultTask, runtime: Runtime[HandoverContext], config: RunnableConfig
+    ) -> dict[str, Any]:
+        """Run one specialist once on its package and question; write its capped answer."""
+        ctx = coerce_context(runtime.context)
+        data = task["consult_task"]
+        name = data["specialist"]
+        profile, agent = agents[name]
+        counter = models.counter_for(profile.name, ctx)
+        cap = ctx.consult_answer_max_tokens
+        view = fit_messages(
+            [package_message(data["package"]), question_message(data, cap=cap)],
+            budget=ctx.max_input_tokens,
+            counter=counter,
+        )
+        seen = {m.id for m in view if m.id}
+        member = MemberRun(
+            agent=name,
+            profile=profile.name,
+            archive=lambda: stored_transcript(config_checkpointer(config), config, ()),
+            view_ids=frozenset(seen),
+            package_text=data["package"]["rendered"],
+            counter=counter,
+            model=lambda: models.model_for(profile.name, ctx),
+            consult=True,
+        )
+        added = [
+            m
+            for m in run_member(
+                agent, view, 0, member_config(config, member=member, marker=profile.marker)
+            )
+            if m.id not in seen
+        ]
+        text, tokens = cut_answer(answer_of(added, agent=name), cap=cap, counter=counter)
+        answer: ConsultAnswer = {
+            "call_id": data["call_id"],
+            "answer": {
+                "index": data["index"],
+                "specialist": name,
+                "question": data["question"],
+                "status": "answered",
+                "text": text,
+                "tokens": tokens,
+            },
+        }
+        return {"consult": answer}
+
+    return consultant
