@@ -498,6 +498,7 @@ def _run_command(  # type: ignore[no-untyped-def]
             _turn(graph, text, thread, ctx, printer, stop)
         printer.say(f"\nDemo done. See the trail with: handover trail --thread {thread}")
         print_trail(graph, thread, printer)
+        print_stats(graph, thread, printer)
     else:
         chat(graph, thread, ctx, printer, prompter, reviewer, stop)
 

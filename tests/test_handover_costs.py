@@ -256,7 +256,7 @@ def test_handover_trail_and_stats_commands_show_the_figures(tmp_path, monkeypatc
     assert "1 model call," in trail and "while test_debug_engineer held it" in trail
     code, stats = run("stats", *common)
     assert code == 0
-    assert "1 handover, 1 return, 0 refusals" in stats
+    assert "1 handover, 0 specialists consulted, 1 return, 0 refusals" in stats
     assert "by the specialists while they held the conversation" in stats
     code, raw = run("stats", "--json", *common)
     figures = json.loads(raw)
@@ -271,3 +271,38 @@ def test_the_tool_result_of_a_handover_is_still_one_line(ctx):
     answer = next(m for m in state_of(graph)["messages"] if isinstance(m, ToolMessage))
     assert answer.text.startswith("Handed over to frontend_designer")
     assert "full_history" not in answer.text
+
+
+def test_a_consult_records_each_package_against_the_full_history(server, ctx):
+    graph = build_graph(checkpointer=InMemorySaver(), model=_chat_openai(server))
+    config = {"configurable": {"thread_id": "t"}}
+    say(graph, "We build a shop in React. " * 30, ctx)
+    events = [
+        chunk
+        for mode, chunk in graph.stream(
+            {
+                "messages": [
+                    HumanMessage(
+                        "Ask the solution architect and the frontend designer: should the hero "
+                        "render on the server or in the browser?"
+                    )
+                ]
+            },
+            config,
+            context=ctx,
+            stream_mode=["custom", "updates"],
+        )
+        if mode == "custom"
+    ]
+    consults = [r for r in graph.trail(config) if r["kind"] == "consult"]
+    assert len(consults) == 2 == len(events)
+    upto = graph.transcript(config)[:-2]  # before the consult's answer and the final reply
+    assert (
+        isinstance(upto[-1], AIMessage) and upto[-1].tool_calls[0]["name"] == "consult_specialists"
+    )
+    for record, event in zip(consults, events, strict=True):
+        assert record["full_history_tokens"] == token_counter().count_messages(upto)
+        assert event["kind"] == "consult" and event["handover_id"] == record["handover_id"]
+    stats = graph.stats(config)
+    assert stats["consults"] == 2 and stats["handovers"] == 0
+    assert stats["package_tokens"] == sum(r["estimated_tokens"] for r in consults)

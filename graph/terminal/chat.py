@@ -126,6 +126,8 @@ def print_trail(graph: CompiledStateGraph, thread: str, printer: Printer) -> int
                 f"       ❓ {r['reason']}\n"
                 f"       📄 {r['briefing_path']}"
             )
+            if "full_history_tokens" in r:
+                printer.say(f"       {saving_line(r)}")
         elif r["kind"] == "refused":
             printer.say(
                 f"{i:>3}. {r['time']} ⛔ {r['from_agent']} -> {r['to_agent']}: {r.get('error')}"
@@ -158,12 +160,13 @@ def print_stats(
     sent, full = stats["package_tokens"], stats["full_history_tokens"]
     printer.say(
         f"Handover costs of thread {thread!r}: {plural(stats['handovers'], 'handover')}, "
+        f"{plural(stats['consults'], 'specialist')} consulted, "
         f"{plural(stats['returns'], 'return')}, {plural(stats['refused'], 'refusal')}"
     )
     printer.say(
         "  "
         + saving_line({"estimated_tokens": sent, "full_history_tokens": full}).replace(
-            "full history", "full history at each handover"
+            "full history", "full history at each handover and consult"
         )
     )
     printer.say(

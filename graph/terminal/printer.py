@@ -206,6 +206,8 @@ class Printer:
                 f"📦 Package: {plural(r['estimated_tokens'], 'token')}; briefing: "
                 f"{r['briefing_path']}"
             )
+            if "full_history_tokens" in r:
+                self.say(saving_line(r))
         else:
             self.say(f"↩️  {r['from_agent']} hands back to the orchestrator: {r['reason']}")
             if isinstance(r.get("usage"), dict):

@@ -31,6 +31,7 @@ from datetime import datetime
 from typing import Any
 
 from langchain_core.messages import BaseMessage, ToolMessage
+from langgraph.config import get_stream_writer
 from langgraph.graph import END
 from langgraph.runtime import Runtime
 from langgraph.types import Command, Send
@@ -55,6 +56,7 @@ from .consult_arguments import ConsultCall, ConsultRequest, read_consult
 from .consult_message import ConsultTask
 from .consult_review import ConsultSuperseded, Reviewable, review_consult
 from .consultant import CONSULTANT_NODE
+from .cost import cost_event, full_history_tokens
 from .node import TURN_ENDED
 from .tool import HandoverOutcome, PreparedHandover, commit_handover, prepare_handover
 from .trail import trail_record
@@ -145,6 +147,9 @@ def make_consult_node(*, profiles: ProfileRegistry, counter_for: CounterFor):  #
         if runtime.store is not None:
             for entry in shared:
                 put_briefing(runtime.store, **entry)
+        for record in update.get("handovers") or []:
+            if record["kind"] == "consult":
+                get_stream_writer()(cost_event(record))  # one per specialist asked
         return Command(update=update, goto=goto)
 
     return consult
@@ -217,7 +222,13 @@ def plan_consult(
         except ConsultSuperseded:
             return _superseded(call, others, profiles), END, []
         outcomes = [next(decided) if isinstance(o, Reviewable) else o for o in outcomes]
-    return _carry_out(call, caller, read, outcomes, others)
+
+    def full_history(name: str) -> int:
+        """What the whole conversation so far would have cost `name` instead of its package."""
+        counter = counter_for(name if name in profiles else "", ctx)
+        return full_history_tokens(messages, state.get("archived_tokens", 0), counter)
+
+    return _carry_out(call, caller, read, outcomes, others, full_history)
 
 
 def _prepared(
@@ -261,8 +272,10 @@ def _carry_out(
     read: ConsultCall,
     outcomes: list[Reviewable | PreparedHandover | str],
     others: list[BaseMessage],
+    full_history: Callable[[str], int],
 ) -> tuple[dict[str, Any], Any, list[dict[str, Any]]]:
-    """Write the briefings of the entries that go, record the trail, send the tasks."""
+    """Write the briefings of the entries that go, record the trail (with what each package
+    cost against the full history), send the tasks."""
     entries: list[ConsultEntry] = []
     records: list[HandoverRecord] = []
     sends: list[Send] = []
@@ -306,6 +319,8 @@ def _carry_out(
                 topic=package["topic"],
                 estimated_tokens=package["estimated_tokens"],
                 briefing_path=package["briefing_file"],
+                handover_id=package["handover_id"],
+                full_history_tokens=full_history(package["specialist"]),
             )
         )
         shared.append(

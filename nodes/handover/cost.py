@@ -7,7 +7,8 @@
 - While a specialist holds the conversation: its model calls and the tokens they used, from
   the models' usage metadata (`HoldUsage`, kept in `state["hold_usage"]` and written on the
   record that ends the hold: its return, or its handover onward).
-- One custom stream event per handover (`stream_mode="custom"`), for a UI's "saved N tokens".
+- One custom stream event per handover, and per specialist a consult asks
+  (`stream_mode="custom"`), for a UI's "saved N tokens".
 """
 
 from __future__ import annotations
@@ -92,11 +93,13 @@ def usage_line(usage: Mapping[str, Any]) -> str:
 
 
 def cost_event(record: Mapping[str, Any]) -> dict[str, Any]:
-    """The custom stream chunk of one handover."""
+    """The custom stream chunk of one handover (`kind` "handover", or "consult" for each
+    specialist a consult asks)."""
     sent = _int(record.get("estimated_tokens"))
     full = _int(record.get("full_history_tokens"))
     return {
         "event": EVENT,
+        "kind": record.get("kind", "handover"),
         "handover_id": record.get("handover_id", ""),
         "from_agent": record.get("from_agent", ""),
         "to_agent": record.get("to_agent", ""),
@@ -111,11 +114,13 @@ def cost_event(record: Mapping[str, Any]) -> dict[str, Any]:
 def thread_stats(
     records: Iterable[Mapping[str, Any]], live: Mapping[str, Any] | None = None
 ) -> dict[str, int]:
-    """The sums over a thread's trail (`saved_tokens` is full history minus packages: negative
+    """The sums over a thread's trail, consults' packages (one per specialist asked) with the
+    handovers' (`saved_tokens` is full history minus packages: negative
     when the packages cost more; `live`: the state's `hold_usage`, whose hold may not have
     ended yet, so its usage may be on no record)."""
     stats = {
         "handovers": 0,
+        "consults": 0,
         "refused": 0,
         "returns": 0,
         "package_tokens": 0,
@@ -128,8 +133,8 @@ def thread_stats(
     holds: dict[str, Mapping[str, Any]] = {}
     for record in records:
         kind = record.get("kind")
-        if kind == "handover":
-            stats["handovers"] += 1
+        if kind in ("handover", "consult"):
+            stats["handovers" if kind == "handover" else "consults"] += 1
             sent = _int(record.get("estimated_tokens"))
             full = _int(record.get("full_history_tokens"))
             stats["package_tokens"] += sent
