@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 import pytest
-from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage
+from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, ToolMessage
 from langchain_openai import ChatOpenAI
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.errors import GraphInterrupt, ParentCommand
@@ -130,6 +130,15 @@ class Team:
             }
         if last["role"] == "tool":
             return {"content": "The specialist has it."}
+        if last["role"] == "user" and "consult both" in text:
+            entries = [
+                {"specialist_profile": name, "question": text}
+                for name in ("remote_reviewer", "remote_translator")
+            ]
+            return {
+                "content": None,
+                "tool_calls": [_call("consult_specialists", {"consults": entries})],
+            }
         target = next((p for word, p in TARGETS.items() if word in text), None)
         if last["role"] == "user" and target:
             condition = next(
@@ -647,3 +656,24 @@ def test_a_run_resumed_after_a_crash_does_not_ask_the_remote_again(graph, team, 
     replies = [m for m in values["messages"] if m.name == "remote_reviewer"]
     assert [r.content for r in replies] == ["reviewer answer 1: looks good."]
     assert [r["kind"] for r in state_of(graph)["handovers"]] == ["handover", "return"]
+
+
+@pytest.mark.slow
+def test_remote_specialists_answer_a_consult_each_on_its_own_server(graph, team, models, ctx):
+    since = len(team.asked)
+    values = say(graph, "Please consult both on the release notes.", ctx)
+    (answer,) = [
+        m
+        for m in values["messages"]
+        if isinstance(m, ToolMessage) and m.name == "consult_specialists"
+    ]
+    assert "2 of 2 specialists answered" in answer.text
+    assert "reviewer answer 1: looks good." in answer.text
+    assert "translator answer 1: looks good." in answer.text
+    for role in ("reviewer", "translator"):
+        (asked,) = team.requests_of(role, since)
+        assert "HANDOVER PACKAGE (stage 1)" in asked[1]["content"]
+    assert values["active_agent"] == "orchestrator"
+    assert [r["kind"] for r in state_of(graph)["handovers"][-2:]] == ["consult", "consult"]
+    check_tool_history(state_of(graph)["messages"])
+    assert not models.rejected, models.rejected
