@@ -497,17 +497,18 @@ class SignallingSaver(InMemorySaver):
             self.answered.set()
 
 
-def test_a_failure_after_one_consultant_finished_resumes_without_asking_it_again(ctx):
+def test_a_consult_stopped_after_one_consultant_finished_resumes_without_asking_it_again(ctx):
+    """Ctrl-C (or a kill: tests/test_consult_kill.py) while one consultant still works."""
     saver = SignallingSaver()
     architect = answering("Use PostgreSQL.")
 
-    def fail_once(messages):  # type: ignore[no-untyped-def]
+    def stopped_once(messages):  # type: ignore[no-untyped-def]
         if len(designer.requests) == 1:
             assert saver.answered.wait(timeout=30), "the architect's answer was never saved"
-            raise ValueError("the designer's model broke")
+            raise KeyboardInterrupt
         return AIMessage("Serif headings.")
 
-    designer = ScriptedChatModel(fallback=fail_once)
+    designer = ScriptedChatModel(fallback=stopped_once)
     boss = ScriptedChatModel(
         script=[consult_call(("solution_architect", "DB?"), ("frontend_designer", "Font?"))],
         fallback=lambda m: AIMessage("Done."),
@@ -515,7 +516,7 @@ def test_a_failure_after_one_consultant_finished_resumes_without_asking_it_again
     models = {"orchestrator": boss, "solution_architect": architect, "frontend_designer": designer}
     graph = build_graph(checkpointer=saver, model=models)
     config = {"configurable": {"thread_id": "k"}}
-    with pytest.raises(Exception, match="designer's model broke|frontend_designer"):
+    with pytest.raises(KeyboardInterrupt):
         graph.invoke({"messages": [HumanMessage("Ask.")]}, config, context=ctx, durability="sync")
     assert len(briefing_entries(ctx)) == 2
     assert graph.get_state(config).next == ("consultant",)  # only the unfinished one is left
@@ -527,6 +528,32 @@ def test_a_failure_after_one_consultant_finished_resumes_without_asking_it_again
     entries = briefing_entries(ctx)
     assert len(entries) == 2 and all(e.count("<!-- handover-id:") == 1 for e in entries)
     assert len(graph.get_state(config).values["handovers"]) == 2
+    check_tool_history(values["messages"])
+
+
+def test_a_consultant_that_fails_is_an_error_for_its_entry_only(ctx):
+    architect = answering("Use PostgreSQL.")
+
+    def broken(messages):  # type: ignore[no-untyped-def]
+        raise ValueError("the designer's model broke, key sk-proj-" + "A1b2C3d4" * 6)
+
+    designer = ScriptedChatModel(fallback=broken)
+    boss = ScriptedChatModel(
+        script=[consult_call(("solution_architect", "DB?"), ("frontend_designer", "Font?"))],
+        fallback=lambda m: AIMessage("Done."),
+    )
+    models = {"orchestrator": boss, "solution_architect": architect, "frontend_designer": designer}
+    graph = build_graph(checkpointer=InMemorySaver(), model=models)
+    config = {"configurable": {"thread_id": "k"}}
+    values = graph.invoke({"messages": [HumanMessage("Ask.")]}, config, context=ctx)
+    text = consult_answer(values).content
+    assert "1 of 2 specialists answered" in text
+    assert "\nUse PostgreSQL." in text
+    assert "[2] frontend_designer — Font?\nERROR: frontend_designer could not answer: " in text
+    assert "ValueError: the designer's model broke" in text
+    assert "sk-proj-" not in text  # the detail is redacted
+    assert values["messages"][-1].content == "Done."  # the orchestrator answered from them
+    assert len(architect.requests) == 1 and len(boss.requests) == 2
     check_tool_history(values["messages"])
 
 

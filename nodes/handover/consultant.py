@@ -11,17 +11,20 @@ transfers anyway has the transfer ignored, with a note). The answer is cut to
 `consult_answer_max_tokens` with a visible marker, counted with the agent's own
 token counter, and written into the state's `consult` round by its index.
 
-A finished task's write is kept by LangGraph when another task of the same
-step fails or the process is killed: a resumed run asks only the unfinished ones.
+A consultant that fails (its model after its retries, its tools, its remote
+server) answers its entry with an `ERROR:` line; the other entries are not
+affected. A finished task's write is kept by LangGraph when the process is
+killed: a resumed run asks only the unfinished ones.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.runnables import RunnableConfig
+from langgraph.errors import GraphBubbleUp
 from langgraph.pregel import Pregel
 from langgraph.runtime import Runtime
 
@@ -35,6 +38,8 @@ from ...state import (
     message_text,
 )
 from ..agents.member import member_config, run_member
+from ..agents.remote import REMOTE_FAILED
+from ..briefing.redact import redact
 from ..history.archive import config_checkpointer, stored_transcript
 from ..history.budget import fit_messages
 from ..models.resolve import ModelChoice
@@ -55,6 +60,13 @@ def cut_answer(text: str, *, cap: int, counter: TokenCounter) -> tuple[str, int]
     kept = counter.truncate(text, max(cap - counter.count_text(marker), 0)).rstrip()
     cut = kept + marker
     return cut, counter.count_text(cut)
+
+
+def failure_text(agent: str, exc: BaseException) -> str:
+    """The entry's `ERROR:` line when its agent failed (its model, after its retries, or
+    its tools), the detail redacted and kept short."""
+    detail = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+    return f"ERROR: {agent} could not answer: {redact(detail).text}"
 
 
 def answer_of(added: list[BaseMessage], *, agent: str) -> str:
@@ -106,21 +118,31 @@ def make_consultant_node(  # type: ignore[no-untyped-def]
             model=lambda: models.model_for(profile.name, ctx),
             consult=True,
         )
-        added = [
-            m
-            for m in run_member(
-                agent, view, 0, member_config(config, member=member, marker=profile.marker)
-            )
-            if m.id not in seen
-        ]
-        text, tokens = cut_answer(answer_of(added, agent=name), cap=cap, counter=counter)
+        status: Literal["answered", "error"] = "answered"
+        try:
+            added = [
+                m
+                for m in run_member(
+                    agent, view, 0, member_config(config, member=member, marker=profile.marker)
+                )
+                if m.id not in seen
+            ]
+            text = answer_of(added, agent=name)
+            last = next((m for m in reversed(added) if isinstance(m, AIMessage)), None)
+            if last is not None and last.response_metadata.get(REMOTE_FAILED):
+                status = "error"  # its remote server failed: the reply is the ERROR line
+        except GraphBubbleUp:
+            raise  # an interrupt or a command for LangGraph, not a failure
+        except Exception as exc:  # noqa: BLE001 - one consultant's failure is its entry's only
+            status, text = "error", failure_text(name, exc)
+        text, tokens = cut_answer(text, cap=cap, counter=counter)
         answer: ConsultAnswer = {
             "call_id": data["call_id"],
             "answer": {
                 "index": data["index"],
                 "specialist": name,
                 "question": data["question"],
-                "status": "answered",
+                "status": status,
                 "text": text,
                 "tokens": tokens,
             },
