@@ -35,8 +35,8 @@ from langchain_core.messages import (
     ToolMessage,
     convert_to_messages,
 )
-from langgraph._internal._constants import CONFIG_KEY_CHECKPOINTER
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.constants import CONFIG_KEY_CHECKPOINTER  # public, kept for langgraph-api
 
 from ...state.defaults import WINDOW_MESSAGES, WINDOW_SLACK
 from ...state.messages import merge_messages
