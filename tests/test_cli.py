@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -44,6 +45,12 @@ def test_demo_shows_a_handover_a_specialist_turn_and_a_return(root):
     assert "💬 Consult: solution_architect is asked: should the hero render" in text
     assert "🧭 [a0 software orchestrator] I asked the specialists at once." in text
     assert "Handover trail of thread 'd1'" in text
+    # the savings line of each handover and consult, the usage of each hold, the stats
+    assert re.search(r"📉 [\d,]+ tokens sent instead of [\d,]+ for the full history", text)
+    assert re.search(
+        r"🧮 3 model calls, [\d,]+ tokens in, [\d,]+ out while frontend_designer", text
+    )
+    assert "Handover costs of thread 'd1': 2 handovers, 2 specialists consulted, 2 returns" in text
     briefings = list((root / ".a0proj" / "handover").glob("frontend-designer-*.md"))
     assert len(briefings) == 2  # the handover's, and the consult's
     assert sum("- **Kind:** consult" in b.read_text() for b in briefings) == 1
