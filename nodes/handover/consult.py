@@ -25,9 +25,7 @@ their tasks' checkpoints. Every entry's briefing entry is keyed by
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Sequence
-from datetime import datetime
 from typing import Any
 
 from langchain_core.messages import BaseMessage, ToolMessage
@@ -50,14 +48,14 @@ from ...state import (
 )
 from ..agents.replies import graph_reply
 from ..briefing.shared import put_briefing
-from ..history.conversation import last_ai_index, pending_tool_calls, recent_turns
+from ..history.conversation import pending_tool_calls, recent_turns
 from ..tools.names import CONSULT
 from .consult_arguments import ConsultCall, ConsultRequest, read_consult
 from .consult_message import ConsultTask
 from .consult_review import ConsultSuperseded, Reviewable, review_consult
 from .consultant import CONSULTANT_NODE
 from .cost import cost_event, full_history_tokens
-from .node import TURN_ENDED
+from .node import TURN_ENDED, asked_at, tool_answer
 from .tool import HandoverOutcome, PreparedHandover, commit_handover, prepare_handover
 from .trail import trail_record
 from .transfer import TRANSFERS, chosen_transfer, transfer_refusal
@@ -80,26 +78,6 @@ def consult_pending(messages: Sequence[BaseMessage]) -> bool:
     return call is not None and call.get("name") == CONSULT
 
 
-def _answer(call: dict[str, Any], content: str, message_id: str | None = None) -> ToolMessage:
-    return ToolMessage(
-        content=content,
-        tool_call_id=call["id"],
-        name=call["name"],
-        id=message_id or f"tool-{uuid.uuid4().hex}",
-        status="error" if content.startswith("ERROR") else "success",
-    )
-
-
-def _asked_at(messages: Sequence[BaseMessage]) -> datetime | None:
-    """When the caller asked: a resumed run reuses that time (and the briefing's file date)."""
-    i = last_ai_index(messages)
-    stamp = (messages[i].response_metadata or {}).get("created_at") if i >= 0 else None
-    try:
-        return datetime.fromisoformat(stamp) if isinstance(stamp, str) else None
-    except ValueError:
-        return None
-
-
 def answers_text(entries: list[ConsultEntry], *, cap: int | None = None) -> str:
     """The one tool result of a consult: every entry in the call's order, its answer or its
     `ERROR:` line under a `[n] specialist — question` header."""
@@ -119,7 +97,7 @@ def consult_result(round_: ConsultRound, *, cap: int | None = None) -> ToolMessa
     content = answers_text(entries, cap=cap)
     if not any(e["status"] == "answered" for e in entries):
         content = f"ERROR: no specialist could be consulted.\n\n{content}"
-    return _answer(
+    return tool_answer(
         {"id": round_["call_id"], "name": CONSULT}, content, f"consult-{round_['call_id']}"
     )
 
@@ -171,17 +149,21 @@ def plan_consult(
     if call is None or call.get("name") != CONSULT:
         return {}, ORCHESTRATOR if caller == ORCHESTRATOR else END, []
     others: list[BaseMessage] = [
-        _answer(c, transfer_refusal(c, call) if c["name"] in TRANSFERS else NOT_RUN)
+        tool_answer(c, transfer_refusal(c, call) if c["name"] in TRANSFERS else NOT_RUN)
         for c in pending
         if c is not call
     ]
     if caller != ORCHESTRATOR:  # routing never sends one here: answered, and the run ends
-        return {"messages": [_answer(call, ONLY_THE_ORCHESTRATOR), *others]}, END, []
+        return {"messages": [tool_answer(call, ONLY_THE_ORCHESTRATOR), *others]}, END, []
     read = read_consult(call.get("args"), profiles=profiles)
     if isinstance(read, str):
         record = trail_record("refused", from_agent=caller, to_agent="(consult)", error=read)
-        return {"messages": [_answer(call, read), *others], "handovers": [record]}, ORCHESTRATOR, []
-    when = _asked_at(messages)
+        return (
+            {"messages": [tool_answer(call, read), *others], "handovers": [record]},
+            ORCHESTRATOR,
+            [],
+        )
+    when = asked_at(messages)
     supplied = {
         "recent_turns": recent_turns(messages, ctx.include_recent_turns),
         "project_root": ctx.project_root,
@@ -369,7 +351,7 @@ def _superseded(
     refusal = (
         "ERROR: the consult was not reviewed: a new message came first, so no specialist was asked."
     )
-    return {"messages": [_answer(call, refusal), *others, note]}
+    return {"messages": [tool_answer(call, refusal), *others, note]}
 
 
 def make_answers_node():  # type: ignore[no-untyped-def]

@@ -14,7 +14,7 @@ control and sees the `ERROR:` result.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -57,8 +57,9 @@ def _profile_of(agent: str) -> str:
     return ORCHESTRATOR_PROFILE if agent == ORCHESTRATOR else agent
 
 
-def _answer(call: dict[str, Any], content: str, message_id: str | None = None) -> ToolMessage:
-    """The tool result for a handover call: a refusal (`ERROR: ...`) carries status "error"."""
+def tool_answer(call: dict[str, Any], content: str, message_id: str | None = None) -> ToolMessage:
+    """The tool result for a handover or consult call: a refusal (`ERROR: ...`) carries status
+    "error"."""
     return ToolMessage(
         content=content,
         tool_call_id=call["id"],
@@ -78,7 +79,7 @@ def loop_refusal(trail: list[str], target: str, caller: str, most: int) -> str:
     )
 
 
-def _asked_at(messages: list) -> datetime | None:  # type: ignore[type-arg]
+def asked_at(messages: Sequence[BaseMessage]) -> datetime | None:
     """When the caller asked for the handover: a resumed run reuses that time (and file date)."""
     i = last_ai_index(messages)
     stamp = (messages[i].response_metadata or {}).get("created_at") if i >= 0 else None
@@ -150,7 +151,7 @@ def run_handover(
     if call is None:
         return {}
     answers: list[BaseMessage] = [
-        _answer(c, transfer_refusal(c, call) if c["name"] in TRANSFERS else NOT_RUN)
+        tool_answer(c, transfer_refusal(c, call) if c["name"] in TRANSFERS else NOT_RUN)
         for c in pending
         if c is not call
     ]
@@ -160,7 +161,7 @@ def run_handover(
     trail = list(state.get("turn_trail") or [])
     args = {k: v for k, v in (call.get("args") or {}).items() if k in MODEL_ARGUMENTS}
     if call["name"] == RETURN and caller == ORCHESTRATOR:
-        return {"messages": [_answer(call, NO_ONE_TO_RETURN_TO), *answers]}
+        return {"messages": [tool_answer(call, NO_ONE_TO_RETURN_TO), *answers]}
     usage = _usage_of(state, current)
     ended = {"usage": usage, "root": ctx.project_root, "store": store}
     if call["name"] == RETURN:
@@ -212,7 +213,7 @@ def run_handover(
                 handover_id=call["id"],
                 from_agent=caller,
                 counter=counter(edited.get("specialist_profile")),
-                when=_asked_at(messages),
+                when=asked_at(messages),
                 last_time=recalled(edited.get("specialist_profile")),
             )
 
@@ -235,7 +236,7 @@ def run_handover(
             handover_id=call["id"],
             from_agent=caller,
             counter=counter(target),
-            when=_asked_at(messages),
+            when=asked_at(messages),
             last_time=recalled(target),
         )
     if isinstance(outcome, ReviewSuperseded):  # the person moved on: say so, end the turn
@@ -249,7 +250,7 @@ def run_handover(
         answers = [*answers, note]
     if isinstance(outcome, str):
         return {
-            "messages": [_answer(call, outcome), *answers],
+            "messages": [tool_answer(call, outcome), *answers],
             "handovers": [
                 trail_record(
                     "refused",
@@ -283,7 +284,7 @@ def run_handover(
             "created_at": outcome.when,
             "from_agent": caller,
         },
-        "messages": [_answer(call, outcome.to_line(ctx.project_root), anchor), *answers],
+        "messages": [tool_answer(call, outcome.to_line(ctx.project_root), anchor), *answers],
         "active_agent": specialist,
         "handover": new_handover,
         "handover_depth": depth + 1,
@@ -342,7 +343,7 @@ def _return_to_orchestrator(
         store=ended["store"],
     )
     return {
-        "messages": [_answer(call, "Returned to the orchestrator."), *answers],
+        "messages": [tool_answer(call, "Returned to the orchestrator."), *answers],
         **return_update(caller, current, reason, ended["usage"]),
         "turn_trail": [*trail, return_hop(caller)],
     }
@@ -369,7 +370,7 @@ def _stop_the_loop(
         LOOP_STOPPED,
     )
     return {
-        "messages": [_answer(call, refusal), *answers, answer],
+        "messages": [tool_answer(call, refusal), *answers, answer],
         "handovers": [
             trail_record(
                 "refused",
