@@ -24,7 +24,7 @@ import hashlib
 import os
 import re
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from ...state import HoldUsage, TokenCounter
@@ -41,12 +41,10 @@ from .reader import read_outcomes
 from .redact import redact, redact_all
 from .shared import NAMESPACE
 from .writer import (
-    _ID_MARKER,
-    _bullets,
-    _escape,
     append_briefing,
     briefing_header,
     now_utc,
+    render_outcome_entry,
     slugify_topic,
 )
 
@@ -82,14 +80,15 @@ def render_outcome(
         if usage
         else "(not known)"
     )
-    return (
-        f"\n## Outcome {when.astimezone(UTC):%Y-%m-%dT%H:%M:%SZ} ← {specialist}\n"
-        f"{_ID_MARKER.format(handover_id + OUTCOME_SUFFIX)}\n\n"
-        f"- **Handover id:** `{handover_id}`\n"
-        f"- **Handed back:** {_escape(how)}\n"
-        f"- **Model calls:** {calls}\n\n"
-        f"### Summary\n\n{_escape(summary).strip() or '(no summary)'}\n\n"
-        f"### Decisions\n\n{_bullets(decisions)}\n"
+    return render_outcome_entry(
+        specialist=specialist,
+        entry_id=handover_id + OUTCOME_SUFFIX,
+        handover_id=handover_id,
+        how=how,
+        calls=calls,
+        summary=summary,
+        decisions=decisions,
+        when=when,
     )
 
 

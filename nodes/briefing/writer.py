@@ -149,6 +149,30 @@ def render_entry(
     )
 
 
+def render_outcome_entry(
+    *,
+    specialist: str,
+    entry_id: str,
+    handover_id: str,
+    how: str,
+    calls: str,
+    summary: str,
+    decisions: list[str],
+    when: datetime,
+) -> str:
+    """One outcome entry (Markdown): what a specialist handed back after `handover_id`, its
+    texts as given (redact them first), under its own id marker `entry_id`."""
+    return (
+        f"\n## Outcome {when.astimezone(UTC):%Y-%m-%dT%H:%M:%SZ} ← {specialist}\n"
+        f"{_ID_MARKER.format(entry_id)}\n\n"
+        f"- **Handover id:** `{handover_id}`\n"
+        f"- **Handed back:** {_escape(how)}\n"
+        f"- **Model calls:** {calls}\n\n"
+        f"### Summary\n\n{_escape(summary).strip() or '(no summary)'}\n\n"
+        f"### Decisions\n\n{_bullets(decisions)}\n"
+    )
+
+
 def _redaction_line(redacted: dict[str, int]) -> str:
     total = sum(redacted.values())
     if not total:
