@@ -165,8 +165,9 @@ def print_stats(
     )
     printer.say(
         "  "
-        + saving_line({"estimated_tokens": sent, "full_history_tokens": full}).replace(
-            "full history", "full history at each handover and consult"
+        + saving_line(
+            {"estimated_tokens": sent, "full_history_tokens": full},
+            history="the full history at each handover and consult",
         )
     )
     printer.say(

@@ -66,21 +66,20 @@ def full_history_tokens(
     return max(0, archived_tokens) + sum(map(counter.count_stored, messages)) + REPLY_PRIMING
 
 
-def saving_line(record: Mapping[str, Any]) -> str:
+def saving_line(record: Mapping[str, Any], *, history: str = "the full history") -> str:
     """`📉 1,203 tokens sent instead of 48,210 for the full history: 47,007 saved (97%)` (early
-    in a thread the package can cost more than the history: the line says so)."""
+    in a thread the package can cost more than the history: the line says so). `history`
+    names what was compared (the sums say "the full history at each handover")."""
     sent = _int(record.get("estimated_tokens"))
     full = _int(record.get("full_history_tokens"))
     if sent > full:
         return (
-            f"📈 {sent:,} tokens sent; the full history was {full:,}: the package cost "
+            f"📈 {sent:,} tokens sent; {history} was {full:,}: the package cost "
             f"{sent - full:,} more"
         )
     saved = full - sent
     share = f" ({saved * 100 // full}%)" if full else ""
-    return (
-        f"📉 {sent:,} tokens sent instead of {full:,} for the full history: {saved:,} saved{share}"
-    )
+    return f"📉 {sent:,} tokens sent instead of {full:,} for {history}: {saved:,} saved{share}"
 
 
 def usage_line(usage: Mapping[str, Any]) -> str:
