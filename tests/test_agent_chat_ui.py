@@ -403,6 +403,25 @@ def test_each_reply_shows_with_its_speaker_through_a_handover_and_a_return(chat:
     chat.expect_no_error_toast()
 
 
+CONSULT = (
+    "Ask the solution architect and the frontend designer: should the hero render on the server?"
+)
+
+
+def test_a_consult_shows_the_orchestrators_answer_from_both_specialists(chat: Chat):
+    """The orchestrator asks two specialists at once and answers from what they said."""
+    chat.open()
+    thread_id = chat.send(CONSULT)
+    values = chat.state(thread_id)["values"]
+    assert values["active_agent"] == "orchestrator"
+    reply = replies_after(values["messages"], CONSULT)[-1]
+    assert reply["name"] == "orchestrator"
+    assert "solution_architect" in text_of(reply) and "frontend_designer" in text_of(reply)
+    chat.expect_user_message(CONSULT)
+    chat.expect_speaker(chat.expect_reply(reply), "orchestrator")
+    chat.expect_no_error_toast()
+
+
 def _ask_for_a_reviewed_handover(chat: Chat, assistant_id: str) -> tuple[str, str]:
     """Open the reviewed assistant, ask for design work: the UI shows the review.
 
