@@ -10,7 +10,9 @@ through) wrapped:
   a message over `max_input_tokens` is refused with an `InputError` naming the
   problem, and nothing is written to the thread;
 - the run holds the thread's lock (`locking.py`), so concurrent runs on one
-  thread queue instead of overwriting each other.
+  thread queue instead of overwriting each other;
+- the run reads its window through a clone of the saver that decodes each
+  stored snapshot once per process (`snapshots.py`).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from ..state import (
     token_counter,
 )
 from .locking import one_writer, one_writer_async
+from .snapshots import lent_saver, with_snapshot_reuse
 
 RECURSION_LIMIT = 10_000
 """The graph's step limit, at least, whatever a caller's config says: a safety net only, since
@@ -161,7 +164,7 @@ class HandoverGraph(CompiledStateGraph):
     def _facts(self, payload: Any, config: Any) -> ThreadFacts:
         if self.checkpointer in (None, True, False) or not _thread_of(config):
             return ThreadFacts()
-        saved = self.checkpointer.get_tuple(config)  # type: ignore[union-attr]
+        saved = lent_saver(config, self.checkpointer).get_tuple(config)
         read = _brings_ids(payload) or _reviewing(saved)
         return _facts_of(saved, self.get_state(config).values.get("messages") if read else [])
 
@@ -169,7 +172,7 @@ class HandoverGraph(CompiledStateGraph):
         if self.checkpointer in (None, True, False) or not _thread_of(config):
             return ThreadFacts()
         try:
-            saved = await self.checkpointer.aget_tuple(config)  # type: ignore[union-attr]
+            saved = await lent_saver(config, self.checkpointer).aget_tuple(config)
         except NotImplementedError:  # a sync-only saver (SqliteSaver): read it off the loop
             return await asyncio.to_thread(self._facts, payload, config)
         read = _brings_ids(payload) or _reviewing(saved)
@@ -181,9 +184,9 @@ class HandoverGraph(CompiledStateGraph):
         waits for review means the person moved on: the handover is not carried out (the
         caller says so) and the new message is answered, in this one run."""
         with one_writer(self.checkpointer, config):
+            config = with_snapshot_reuse(with_safety_net(config), self.checkpointer)
             facts = self._facts(input, config)
             checked = self.checked_input(input, kwargs.get("context"), facts)
-            config = with_safety_net(config)
             if facts.reviewing and _sends_messages(checked):
                 yield from super().stream(Command(resume=SUPERSEDED), _aside(config), **kwargs)
                 config = _at_head(config)
@@ -192,12 +195,12 @@ class HandoverGraph(CompiledStateGraph):
     async def astream(self, input: Any, config: Any = None, **kwargs: Any) -> AsyncIterator[Any]:  # type: ignore[override]
         """`stream`'s async twin."""
         async with one_writer_async(self.checkpointer, config):
+            config = with_snapshot_reuse(with_safety_net(config), self.checkpointer)
             facts = await self._afacts(input, config)
             # the checks read files (token vocabularies, the environment): off the event loop
             checked = await asyncio.to_thread(
                 self.checked_input, input, kwargs.get("context"), facts
             )
-            config = with_safety_net(config)
             if facts.reviewing and _sends_messages(checked):
                 superseding = super().astream(Command(resume=SUPERSEDED), _aside(config), **kwargs)
                 async for chunk in superseding:
