@@ -309,11 +309,19 @@ def _entries(text: str, filename: str, specialist: str, date: str) -> list[_Entr
     return out
 
 
+_WHEN = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})(?:T(\d{1,2}):(\d{1,2}):(\d{1,2})Z)?")
+
+
 def _parse_when(value: str, date: str) -> datetime:
-    for text, fmt in ((value, "%Y-%m-%dT%H:%M:%SZ"), (date, "%Y-%m-%d")):
+    """An entry's time (`2026-12-01T21:31:19Z`), else its file's date, else the earliest time.
+    A regular expression, not `strptime`: a handover reads dozens of entries."""
+    for text, timed in ((value, True), (date, False)):
+        match = _WHEN.fullmatch(text)
+        if match is None or (match[4] is not None) != timed:
+            continue
         try:
-            return datetime.strptime(text, fmt).replace(tzinfo=UTC)
-        except ValueError:
+            return datetime(*(int(part) for part in match.groups() if part), tzinfo=UTC)
+        except ValueError:  # no such day or hour
             continue
     return datetime.min.replace(tzinfo=UTC)
 

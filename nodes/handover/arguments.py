@@ -12,6 +12,7 @@ is refused here, before any file or folder is created.
 
 from __future__ import annotations
 
+import copy
 import os
 from typing import Any, Literal, get_args, get_origin
 
@@ -92,9 +93,17 @@ MODEL_ARGUMENTS: tuple[str, ...] = tuple(
 """The arguments a model gives inside the graph; the graph supplies the rest."""
 
 
+_DEFAULTS: dict[str, Any] = {
+    name: field.get_default(call_default_factory=True)
+    for name, field in FIELDS.items()
+    if not field.is_required()
+}
+"""The optional arguments' defaults, made once (pydantic inspects a default factory each call)."""
+
+
 def default_of(name: str) -> Any:
     """The default of an optional argument (a fresh list for list arguments)."""
-    return FIELDS[name].get_default(call_default_factory=True)
+    return copy.deepcopy(_DEFAULTS[name])
 
 
 class HandoverRefused(Exception):
