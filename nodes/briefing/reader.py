@@ -37,6 +37,8 @@ MAX_TOTAL_BYTES = 32 * 1024 * 1024
 MAX_ENTRY_CHARS = 256 * 1024
 """An entry longer than this is kept cut (it is far over any token cap anyway)."""
 _CHUNK_BYTES = 1 << 20
+FIRST_TAIL_BYTES = 16 * 1024
+"""What `read_outcomes` reads of each file first (a handover and its outcome: a few KB)."""
 _SPECIALIST = re.compile(r"[a-z0-9]+(?:_[a-z0-9]+)*")
 _ENTRY = re.compile(
     r"^## (?P<kind>Handover|Outcome) (?P<when>\S+) (?P<arrow>→|←) (?P<specialist>\S+)\n"
@@ -156,13 +158,18 @@ def read_outcomes(
     """The specialist's newest outcome entries over all topics, newest first, as (when, topic
     slug, entry body): the newest files' last `tail_bytes` each, at most `max_files` of them,
     until `limit` are found, so a handover reads little however long the briefings grow.
-    Never raises: a folder that cannot be read gives none."""
+    A first pass reads each file's last `FIRST_TAIL_BYTES` only (the newest outcomes are
+    near the end), and the whole tail only when that found too few. Never raises: a folder
+    that cannot be read gives none."""
     try:
         _validate(project_root, specialist, None, 1)
-        found = _collect(project_root, specialist, None, tail=(tail_bytes, max_files, limit))[0]
+        for probe in sorted({min(FIRST_TAIL_BYTES, tail_bytes), tail_bytes}):
+            found = _collect(project_root, specialist, None, tail=(probe, max_files, limit))[0]
+            outcomes = [e for e in found if e.kind == "Outcome"]
+            if len(outcomes) >= limit:
+                break
     except Exception:  # noqa: BLE001 - memory is a bonus: no outcome is better than no handover
         return []
-    outcomes = [e for e in found if e.kind == "Outcome"]
     outcomes.sort(key=lambda e: (e.when, e.order), reverse=True)
     return [(e.when, _slug_of(e.order[0], specialist), e.body) for e in outcomes[:limit]]
 
