@@ -156,3 +156,24 @@ def test_the_orchestrators_examples_keep_small_talk_that_names_a_tool():
         "thanks, that was really helpful!",
     ):
         assert choose_specialist(text) is None, text
+
+
+def test_phrases_tried_by_first_word_read_every_text_as_trying_them_all(monkeypatch):
+    """The router tries only the synonym phrases whose first word the text holds (the index
+    is built at the first request, so it must be quick); it reads every document and request
+    exactly as trying every phrase would."""
+    from specialist_handover.nodes.models.offline import reading
+    from specialist_handover.nodes.models.offline.examples import profile_documents
+    from specialist_handover.nodes.models.offline.lexicon import synonym_phrases
+
+    texts = [text for p in builtin_profiles().values() for text in profile_documents(p)]
+    texts += [
+        "Can you take a second pair of eyes at the pull request before we log in?",
+        "WITHOUT CHANGING WHAT IT DOES, split it; definition-of-done; catalog in place",
+        "",
+    ]
+    fast = [reading.request_words(text) for text in texts]
+    everything = list(range(len(synonym_phrases())))
+    monkeypatch.setattr(reading, "_candidate_phrases", lambda lowered: everything)
+    assert [reading.request_words(text) for text in texts] == fast
+    assert sum(w.key == w.text and " " in w.key for words in fast for w in words) > 50

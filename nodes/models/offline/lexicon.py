@@ -275,6 +275,7 @@ def _strip(word: str, suffix: str) -> str | None:
     return rest if len(rest) >= 3 and _VOWEL.search(rest) else None
 
 
+@lru_cache(maxsize=1 << 16)
 def stem(word: str) -> str:
     """A light, deterministic suffix-stripping stem: `tests`, `testing`, `tested` -> `test`.
 

@@ -73,6 +73,10 @@ from .cues import (
     topic_slug,
 )
 from .package import consult_question, from_the_graph, last_request, package_in
+from .scorer import best_profile
+
+WARM_UP_REQUEST = "Please review the architecture of the billing service and its failing tests."
+"""A request that goes through the whole router (not small talk, no profile named)."""
 
 FENCE = "`" * 3
 """A Markdown code fence: a tool's output is shown as code."""
@@ -108,6 +112,14 @@ class OfflineChatModel(BaseChatModel):
     def bind_tools(self, tools: Sequence[Any], **kwargs: Any):  # type: ignore[override]
         """Bind tools like a real model does (OpenAI tool schemas in the request)."""
         return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
+
+    def warm_up(self) -> None:
+        """Build the router's indexes for this model's profiles now, as the first request to
+        the orchestrator would (about half a second for the built-in profiles' examples):
+        the graph calls this at start (`HandoverGraph.warm_up`), so a first turn is quick."""
+        registry = self._registry()
+        candidates = {n: p for n, p in registry.items() if n != ORCHESTRATOR_PROFILE}
+        best_profile(WARM_UP_REQUEST, candidates, stay=registry.get(ORCHESTRATOR_PROFILE))
 
     def _registry(self) -> Mapping[str, Profile]:
         return self.profiles if self.profiles is not None else builtin_profiles()

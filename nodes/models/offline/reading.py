@@ -7,7 +7,9 @@ are left out; of a file path only the file name's words count.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ...history.extractive import ARTIFACT, DECISION, SENTENCE
 from .lexicon import CHIT_CHAT, STOP_WORDS, stem, synonym_phrases, words
@@ -54,7 +56,9 @@ def request_words(text: str) -> list[Word]:
     found = []
     lowered = text.lower()
     taken: list[tuple[int, int]] = []
-    for phrase, pattern in synonym_phrases():
+    phrases = synonym_phrases()
+    for index in _candidate_phrases(lowered):
+        phrase, pattern = phrases[index]
         if phrase not in lowered:  # a cheap test first: most texts hold few of the phrases
             continue
         for m in pattern.finditer(lowered):
@@ -67,3 +71,31 @@ def request_words(text: str) -> list[Word]:
         if not any(a <= position < b for a, b in skip):
             found.append(word(position, written, stem(written)))
     return sorted(found, key=lambda w: w.position)
+
+
+_ALNUM = re.compile(r"[a-z0-9]+")
+
+
+@lru_cache(maxsize=1)
+def _phrases_by_first_word() -> tuple[dict[str, tuple[int, ...]], tuple[int, ...]]:
+    """The synonym phrases' positions (in `synonym_phrases()` order) by their first word, and
+    those of phrases that do not open with a letter or digit (checked in every text)."""
+    by_word: dict[str, list[int]] = {}
+    always: list[int] = []
+    for index, (phrase, _) in enumerate(synonym_phrases()):
+        first = _ALNUM.match(phrase)
+        if first is None:
+            always.append(index)
+        else:
+            by_word.setdefault(first.group(0), []).append(index)
+    return {w: tuple(found) for w, found in by_word.items()}, tuple(always)
+
+
+def _candidate_phrases(lowered: str) -> list[int]:
+    """The synonym phrases that can match in `lowered`, in table order (longest first).
+
+    A phrase matches as whole words, so its first word is then one of the text's words:
+    only those phrases are tried, and the result is the same as trying all of them."""
+    by_word, always = _phrases_by_first_word()
+    found = [i for w in set(_ALNUM.findall(lowered)) & by_word.keys() for i in by_word[w]]
+    return sorted([*found, *always])
