@@ -373,6 +373,8 @@ def _main_with(  # type: ignore[no-untyped-def]
     except (ProfileFileError, ValueError) as exc:
         print(f"handover: error: {exc}", file=sys.stderr)
         return 2
+    if args.command in ("chat", "run", "demo"):
+        graph.warm_up(ctx)  # the offline router's indexes: before the first turn, not in it
     printer = Printer(out, profiles)
     stop = StopRequest(on_request=printer.stopping)  # Ctrl-C during a turn
     graph = stop.bind(graph)

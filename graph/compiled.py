@@ -111,6 +111,32 @@ class HandoverGraph(CompiledStateGraph):
         live = self.get_state(config).values.get("hold_usage")
         return thread_stats(self.trail(config), live)
 
+    def warm_up(self, context: Any = None) -> list[str]:
+        """Prepare now what the first run would otherwise: every model this build's agents use
+        under `context` (the default context when None) that offers a `warm_up()` gets it
+        called once (the offline model builds its router's indexes, about half a second). The
+        terminal and the served graph call this at start. Returns the models prepared; a
+        model that cannot be made or prepared is left for the run to report."""
+        models = self.handover_models
+        if models is None:
+            return []
+        ctx = coerce_context(context)
+        prepared: list[str] = []
+        seen: set[tuple[type, str]] = set()
+        for name in models.profiles:
+            try:
+                model = models.model_for(name, ctx)
+                key = (type(model), repr(getattr(model, "_identifying_params", "")))
+                warm = getattr(model, "warm_up", None)
+                if key in seen or not callable(warm):
+                    continue
+                seen.add(key)
+                warm()
+                prepared.append(type(model).__name__)
+            except Exception:  # noqa: BLE001 - warming up is an optimisation, never an error
+                continue
+        return prepared
+
     def _saver(self) -> BaseCheckpointSaver | None:
         saver = self.checkpointer
         return saver if isinstance(saver, BaseCheckpointSaver) else None

@@ -327,7 +327,8 @@ def _parse_when(value: str, date: str) -> datetime:
         if match is None or (match[4] is not None) != timed:
             continue
         try:
-            return datetime(*(int(part) for part in match.groups() if part), tzinfo=UTC)
+            year, month, day, hour, minute, second = (int(p or 0) for p in match.groups())
+            return datetime(year, month, day, hour, minute, second, tzinfo=UTC)
         except ValueError:  # no such day or hour
             continue
     return datetime.min.replace(tzinfo=UTC)
