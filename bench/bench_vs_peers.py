@@ -4,7 +4,7 @@
     .venv/bin/python bench/bench_vs_peers.py [--turns 200] [--runs 1] [--workload handovers]
         [--systems ours,swarm,supervisor,swarm-trim,supervisor-trim] [--trim-tokens 3000]
         [--checkpointer sqlite|postgres] [--plot bench/vs_peers.png] [--workdir DIR] [--json PATH]
-        [--skip-disk-check]
+        [--replot JSON] [--skip-disk-check]
 
 Systems (`--systems`, default all five):
 
@@ -638,6 +638,40 @@ def write_plot(
         rss_ax.plot(
             turns, per_turn_median(runs, name, "rss_mb", baseline=True), label=name, linewidth=1.4
         )
+    if "ours" in systems and "swarm" in systems:  # each goal, drawn where it applies
+        turns = runs[0]["swarm"]["series"]["turn"]
+        swarm_ms = rolling_median(per_turn_median(runs, "swarm", "ms"))
+        ours_10 = statistics.median(
+            median_ending(r["ours"]["series"]["ms"], min(10, len(turns))) for r in runs
+        )
+        goal = {"color": "grey", "linewidth": 1, "linestyle": "--"}
+        ms_ax.plot(
+            turns,
+            [0.8 * v for v in swarm_ms],
+            label="goal: <= 0.8x swarm (every report turn)",
+            **goal,
+        )
+        ms_ax.axhline(
+            20, color="red", linewidth=1, linestyle="--", label="goal at the last turn: <= 20 ms"
+        )
+        ms_ax.axhline(
+            1.3 * ours_10, color="green", linewidth=1, linestyle="--",
+            label=f"goal at the last turn: <= 1.3x ours at turn 10 ({1.3 * ours_10:.1f} ms)",
+        )  # fmt: skip
+        swarm_tokens = runs[0]["swarm"]["series"]["receiver_tokens_with_schemas"]
+        tok_ax.plot(
+            turns,
+            [v / 9 for v in swarm_tokens],
+            label="goal at the last turn: <= 1/9 of swarm",
+            **goal,
+        )
+        swarm_bytes = per_turn_median(runs, "swarm", "checkpoint_bytes")
+        bytes_ax.plot(
+            turns,
+            [b / 1e7 for b in swarm_bytes],
+            label="goal at the last turn: <= 1/10 of swarm",
+            **goal,
+        )
     tok_ax.set_title("receiver tokens (solid: with tool schemas; dotted: messages only)")
     ms_ax.set_title(f"time per turn, ms (rolling median of {WINDOW}; median over runs)")
     ms_ax.set_yscale("log")
@@ -734,11 +768,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workdir", type=Path, default=None, help="an empty folder for the files")
     parser.add_argument("--json", type=Path, default=None, help="write every per-turn figure here")
     parser.add_argument(
+        "--replot",
+        type=Path,
+        default=None,
+        help="only draw --plot again, from the --json file of an earlier invocation",
+    )
+    parser.add_argument(
         "--skip-disk-check",
         action="store_true",
         help="run even when the estimated checkpoint bytes exceed 80%% of the free disk",
     )
     options = parser.parse_args(argv)
+    if options.replot is not None:
+        saved = json.loads(options.replot.read_text())
+        write_plot(
+            saved["per_run"],
+            saved["systems"],
+            options.plot,
+            f"specialist_handover vs peers: {saved['workload']} workload, "
+            f"{saved['checkpointer']}, {saved['runs']} run(s)",
+        )
+        print(f"plot: {options.plot}")
+        return 0
     if options.turns < 1 or options.runs < 1 or options.trim_tokens < 100:
         parser.error("--turns and --runs must be at least 1, --trim-tokens at least 100")
     if options.checkpointer == "postgres" and not os.environ.get(POSTGRES_URL_ENV):
