@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from langchain_core.tools import BaseTool
@@ -108,6 +108,7 @@ def build_graph(
     )
 
     consultants: dict[str, tuple[Profile, Pregel]] = {}
+    warmers: list[Callable[[], None]] = []  # what `HandoverGraph.warm_up` prepares
 
     def add_agent(name: str) -> None:
         node = ORCHESTRATOR if name == ORCHESTRATOR_PROFILE else name
@@ -120,6 +121,7 @@ def build_graph(
                 profile=registry[name],
                 model_for=lambda ctx: models.model_for(name, ctx),
                 tools=agent_tools(registry, name, models, user_tools.get(name, [])),
+                warmers=warmers,
             )
         consultants[name] = (registry[name], agent)
         builder.add_node(
@@ -157,7 +159,9 @@ def build_graph(
             name, route_after_specialist, [HANDOVER_NODE, ORCHESTRATOR, END]
         )
     compiled = builder.compile(checkpointer=checkpointer, store=store, name="orchestrator")
-    return HandoverGraph.wrap(compiled, models).with_config(recursion_limit=RECURSION_LIMIT)
+    return HandoverGraph.wrap(compiled, models, warmers).with_config(
+        recursion_limit=RECURSION_LIMIT
+    )
 
 
 def check_agents(agents: AgentsSpec, registry: ProfileRegistry) -> dict[str, Pregel]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -73,17 +73,28 @@ class ThreadFacts:
 class HandoverGraph(CompiledStateGraph):
     """A compiled handover graph (see the module docstring for what it adds)."""
 
-    def __init__(self, *, handover_models: ModelChoice | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *,
+        handover_models: ModelChoice | None = None,
+        handover_warmers: Sequence[Callable[[], None]] = (),
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         self.handover_models = handover_models
+        self.handover_warmers = tuple(handover_warmers)
 
     @classmethod
     def wrap(
-        cls, compiled: CompiledStateGraph[Any, Any, Any, Any], models: ModelChoice
+        cls,
+        compiled: CompiledStateGraph[Any, Any, Any, Any],
+        models: ModelChoice,
+        warmers: Sequence[Callable[[], None]] = (),
     ) -> HandoverGraph:
-        """This graph, from LangGraph's compiled one."""
+        """This graph, from LangGraph's compiled one (`warmers`: what `warm_up` prepares
+        besides the models, such as the built-in agents' tool schemas)."""
         attrs = {k: v for k, v in compiled.__dict__.items() if k != "__orig_class__"}
-        return cls(handover_models=models, **attrs)
+        return cls(handover_models=models, handover_warmers=warmers, **attrs)
 
     @property
     def agents(self) -> list[str]:
@@ -112,11 +123,18 @@ class HandoverGraph(CompiledStateGraph):
         return thread_stats(self.trail(config), live)
 
     def warm_up(self, context: Any = None) -> list[str]:
-        """Prepare now what the first run would otherwise: every model this build's agents use
-        under `context` (the default context when None) that offers a `warm_up()` gets it
-        called once (the offline model builds its router's indexes, about half a second). The
-        terminal and the served graph call this at start. Returns the models prepared; a
-        model that cannot be made or prepared is left for the run to report."""
+        """Prepare now what the first run would otherwise: the built-in agents' tool schemas
+        (pydantic builds each the first time, about 10 ms an agent), and every model this
+        build's agents use under `context` (the default context when None) that offers a
+        `warm_up()` gets it called once (the offline model builds its router's indexes, about
+        half a second). The terminal and the served graph call this at start. Returns the
+        models prepared; a model that cannot be made or prepared is left for the run to
+        report."""
+        for warm in self.handover_warmers:
+            try:
+                warm()
+            except Exception:  # noqa: BLE001 - warming up is an optimisation, never an error
+                continue
         models = self.handover_models
         if models is None:
             return []
@@ -127,11 +145,11 @@ class HandoverGraph(CompiledStateGraph):
             try:
                 model = models.model_for(name, ctx)
                 key = (type(model), repr(getattr(model, "_identifying_params", "")))
-                warm = getattr(model, "warm_up", None)
-                if key in seen or not callable(warm):
+                prepare = getattr(model, "warm_up", None)
+                if key in seen or not callable(prepare):
                     continue
                 seen.add(key)
-                warm()
+                prepare()
                 prepared.append(type(model).__name__)
             except Exception:  # noqa: BLE001 - warming up is an optimisation, never an error
                 continue

@@ -48,3 +48,32 @@ def test_models_without_a_warm_up_are_left_alone():
     assert build_graph(model=model).warm_up() == []
     # a context whose model cannot be made is no error: the run reports it
     assert build_graph().warm_up({"model": "nosuch:model"}) == []
+
+
+def test_after_warm_up_no_agent_converts_its_tools_in_the_first_turn(tmp_path, monkeypatch):
+    from specialist_handover.nodes.agents import middleware
+
+    converted: list[str] = []
+    convert = middleware.convert_to_openai_tool
+
+    def counting(tool):  # type: ignore[no-untyped-def]
+        converted.append(getattr(tool, "name", "?"))
+        return convert(tool)
+
+    monkeypatch.setattr(middleware, "convert_to_openai_tool", counting)
+    context = {"project_root": str(tmp_path), "model": "offline"}
+    text = "Please design the landing page hero with bold typography."
+
+    cold = build_graph(checkpointer=InMemorySaver())
+    run_turn(cold, text, thread_id="t", context=context)
+    assert "handover_to_specialist" in converted  # without warm_up: in the first turn
+
+    warm = build_graph(checkpointer=InMemorySaver())
+    converted.clear()
+    warm.warm_up()
+    assert "handover_to_specialist" in converted and "return_to_orchestrator" in converted
+    converted.clear()
+    run_turn(warm, text, thread_id="t", context=context)
+    assert converted == []
+    # the graph's copies (with_config) keep what warm_up prepares
+    assert warm.with_config(tags=["x"]).handover_warmers == warm.handover_warmers

@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from langchain.agents.middleware import (
@@ -106,9 +106,15 @@ class TurnLimit(AgentMiddleware):
 class RequestBudget(AgentMiddleware):
     """Fit each request into `max_input_tokens`, counted over everything it sends."""
 
-    def __init__(self) -> None:
+    def __init__(self, tools: Sequence[Any] = ()) -> None:
         super().__init__()
         self._schemas: dict[tuple[int, ...], str] = {}
+        self.agent_tools = list(tools)  # not `tools`: a middleware's `tools` are added to the agent
+
+    def warm_up(self) -> None:
+        """Convert the agent's tools to their schemas now (pydantic builds each schema the
+        first time: about 10 ms an agent), not in its first request."""
+        self._schema_text(self.agent_tools)
 
     def _schema_text(self, tools: list[Any]) -> str:
         key = tuple(id(t) for t in tools)

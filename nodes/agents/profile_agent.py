@@ -68,8 +68,13 @@ def build_profile_agent(
     profile: Profile,
     model_for: ModelFor,
     tools: Sequence[BaseTool],
+    warmers: list[Callable[[], None]] | None = None,
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
-    """One built-in agent: `create_agent` with the profile's prompt, `tools` and our middleware."""
+    """One built-in agent: `create_agent` with the profile's prompt, `tools` and our middleware.
+    `warmers` (when given) gets what prepares the agent before its first request."""
+    budget = RequestBudget(tools)
+    if warmers is not None:
+        warmers.append(budget.warm_up)
     return create_agent(
         RunChosenModel(),
         list(tools),
@@ -77,7 +82,7 @@ def build_profile_agent(
         middleware=[
             TurnLimit(agent, profile),
             RunModel(model_for),
-            RequestBudget(),
+            budget,
             ModelRetries(agent),
             SafeReplies(agent, profile),
             ToolErrors([t.name for t in tools]),
