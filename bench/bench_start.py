@@ -11,8 +11,10 @@ and `durability="sync"`:
   is loaded here); `build, warm`: the median of five more builds;
 - `warm_up`: `graph.warm_up()`, which the terminal and the served graph call at
   start (the offline model builds its router's indexes);
-- `turn 1` / `turn 2`: a new thread's first and second turns, right after that
-  (the handover of turn 1 also makes the project's folders);
+- `turn 1` / `turn 2`: a new thread's first and second turns, right after that;
+  both are the same kind of turn (a quick question: the orchestrator hands over,
+  the specialist answers and hands back); the handover of turn 1 also makes the
+  project's folders;
 - `new thread`: the first turn of a second thread in the same process;
 - `RSS`: resident memory after those turns.
 
@@ -39,8 +41,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 WARM_BUILDS = 5
 
-FIRST = "Please design the landing page hero with bold typography."
-SECOND = "Make the call-to-action stand out more on mobile."
+# two turns of the same kind: each hands over and comes back (a quick question: after_reply)
+FIRST = "Quick question: which css unit for the hero layout?"
+SECOND = "Quick question: which index should the billing table use for lookups by invoice id?"
 
 
 def _rss_mb() -> float:
