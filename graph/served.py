@@ -12,4 +12,4 @@ from specialist_handover.graph import build_graph
 
 # chat UIs (Agent Chat UI, Studio) show message text only: each reply opens with its speaker
 graph = build_graph(profiles=os.environ.get("HANDOVER_PROFILES") or None, label_replies=True)
-graph.warm_up()  # the offline router's indexes, now rather than in the first run
+graph.warm_up()  # what the first run would build (router indexes, tool schemas): now

@@ -26,6 +26,7 @@ place.
 from __future__ import annotations
 
 import copy
+import os
 import threading
 import weakref
 from collections import OrderedDict
@@ -45,7 +46,12 @@ MIN_BYTES = 16 * 1024
 ENTRIES = 8
 """Decoded blobs kept per process, newest used first: one a thread in use is enough."""
 
-_reading_history: ContextVar[bool] = ContextVar("handover_reading_history", default=False)
+STRICT_MSGPACK = os.getenv("LANGGRAPH_STRICT_MSGPACK", "false").lower() in ("1", "true", "yes")
+"""LangGraph's strict msgpack mode (that environment variable, read as LangGraph reads it): it
+narrows what a saver's serializer may decode, which only its own serializer can do, so runs
+then read through the caller's saver as it is."""
+
+_reading_for_run: ContextVar[bool] = ContextVar("handover_reading_for_run", default=False)
 """Set while the clone reads a checkpoint for a run (only then is a decoded blob kept)."""
 
 
@@ -67,7 +73,7 @@ class SnapshotReuse:
 
     def loads_typed(self, data: tuple[str, bytes]) -> Any:
         type_, blob = data
-        if not _reading_history.get() or blob is None or len(blob) < self.min_bytes:
+        if not _reading_for_run.get() or blob is None or len(blob) < self.min_bytes:
             return self.inner.loads_typed(data)
         key = (type_, bytes(blob))
         with self._lock:
@@ -85,6 +91,8 @@ class SnapshotReuse:
         return _fresh(decoded)
 
     def __getattr__(self, name: str) -> Any:  # the saver's serializer's other methods
+        if name == "inner":  # not set yet (a copy being made): no recursion
+            raise AttributeError(name)
         return getattr(self.inner, name)
 
 
@@ -103,26 +111,26 @@ def _fresh(value: Any) -> Any:
     return value
 
 
-def _in_history(method: Callable[..., Any]) -> Callable[..., Any]:
+def _for_run(method: Callable[..., Any]) -> Callable[..., Any]:
     @wraps(method)
     def read(*args: Any, **kwargs: Any) -> Any:
-        token = _reading_history.set(True)
+        token = _reading_for_run.set(True)
         try:
             return method(*args, **kwargs)
         finally:
-            _reading_history.reset(token)
+            _reading_for_run.reset(token)
 
     return read
 
 
-def _in_history_async(method: Callable[..., Any]) -> Callable[..., Any]:
+def _for_run_async(method: Callable[..., Any]) -> Callable[..., Any]:
     @wraps(method)
     async def read(*args: Any, **kwargs: Any) -> Any:
-        token = _reading_history.set(True)
+        token = _reading_for_run.set(True)
         try:
             return await method(*args, **kwargs)
         finally:
-            _reading_history.reset(token)
+            _reading_for_run.reset(token)
 
     return read
 
@@ -135,8 +143,8 @@ def reuse_snapshots(saver: Any) -> Any:
     clone = copy.copy(saver)
     clone.serde = SnapshotReuse(saver.serde)  # type: ignore[assignment]
     for name in ("get_tuple", "get_delta_channel_history"):
-        setattr(clone, name, _in_history(getattr(clone, name)))
-        setattr(clone, f"a{name}", _in_history_async(getattr(clone, f"a{name}")))
+        setattr(clone, name, _for_run(getattr(clone, name)))
+        setattr(clone, f"a{name}", _for_run_async(getattr(clone, f"a{name}")))
     return clone
 
 
@@ -147,9 +155,14 @@ _clones_lock = threading.Lock()
 def with_snapshot_reuse(config: RunnableConfig, saver: Any) -> RunnableConfig:
     """`config` lending the run `saver`'s snapshot-reusing clone (one per saver, made once and
     dropped with the saver). A config that already lends a saver (a parent graph's, or the
-    LangGraph server's) is left as it is, and so is any saver LangGraph cannot clone."""
+    LangGraph server's) is left as it is, and so is any saver LangGraph cannot clone, and
+    every saver in strict msgpack mode (`STRICT_MSGPACK`)."""
     configurable = config.get("configurable") or {}
-    if not isinstance(saver, BaseCheckpointSaver) or CONFIG_KEY_CHECKPOINTER in configurable:
+    if (
+        STRICT_MSGPACK
+        or not isinstance(saver, BaseCheckpointSaver)
+        or CONFIG_KEY_CHECKPOINTER in configurable
+    ):
         return config
     with _clones_lock:
         clone = _clones.get(saver)

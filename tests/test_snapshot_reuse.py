@@ -9,6 +9,7 @@ the caller's saver, what is stored and every other read stay as they were.
 from __future__ import annotations
 
 import asyncio
+import copy
 import re
 import statistics
 
@@ -55,19 +56,19 @@ def _snapshot_blob(count: int = 120) -> tuple[str, bytes]:
     return typed
 
 
-def _in_history(serde: SnapshotReuse, data: tuple[str, bytes]):  # type: ignore[no-untyped-def]
-    token = snapshots._reading_history.set(True)
+def _read_for_run(serde: SnapshotReuse, data: tuple[str, bytes]):  # type: ignore[no-untyped-def]
+    token = snapshots._reading_for_run.set(True)
     try:
         return serde.loads_typed(data)
     finally:
-        snapshots._reading_history.reset(token)
+        snapshots._reading_for_run.reset(token)
 
 
 def test_a_snapshot_blob_is_decoded_once_and_each_read_gets_fresh_containers():
     serde = SnapshotReuse(JsonPlusSerializer())
     blob = _snapshot_blob()
-    first = _in_history(serde, blob)
-    second = _in_history(serde, (blob[0], bytes(blob[1])))  # the same bytes, a new object
+    first = _read_for_run(serde, blob)
+    second = _read_for_run(serde, (blob[0], bytes(blob[1])))  # the same bytes, a new object
     assert (serde.misses, serde.hits) == (1, 1)
     assert first == second
     assert first is not second
@@ -78,7 +79,7 @@ def test_a_snapshot_blob_is_decoded_once_and_each_read_gets_fresh_containers():
     one.value.append(HumanMessage("appended"))
     first["channel_versions"]["messages"] = "00009"
     first["versions_seen"]["orchestrator"]["messages"] = "00009"
-    third = _in_history(serde, blob)
+    third = _read_for_run(serde, blob)
     assert len(third["channel_values"]["messages"].value) == 120
     assert third["channel_versions"] == {"messages": "00001"}
     assert third["versions_seen"] == {"orchestrator": {"messages": "00001"}}
@@ -91,17 +92,17 @@ def test_only_large_blobs_read_for_delta_history_are_kept_and_only_a_few():
     serde.loads_typed(blob)
     assert (serde.hits, serde.misses) == (0, 0)
     small = JsonPlusSerializer().dumps_typed({"channel_values": {"a": 1}})
-    _in_history(serde, small)
+    _read_for_run(serde, small)
     assert (serde.hits, serde.misses) == (0, 0)
     blobs = [_snapshot_blob(120 + i) for i in range(3)]
     for each in blobs:
-        _in_history(serde, each)
+        _read_for_run(serde, each)
     assert len(serde._decoded) == 2  # the oldest was dropped
-    _in_history(serde, blobs[0])
+    _read_for_run(serde, blobs[0])
     assert serde.misses == 4
 
 
-def test_the_callers_saver_is_left_as_it_was_and_a_lent_saver_is_kept():
+def test_the_callers_saver_is_left_as_it_was_and_a_lent_saver_is_kept(monkeypatch):
     saver = InMemorySaver()
     serde = saver.serde
     graph = build_graph(checkpointer=saver)
@@ -117,7 +118,11 @@ def test_the_callers_saver_is_left_as_it_was_and_a_lent_saver_is_kept():
     )  # one clone a saver
     assert with_snapshot_reuse(config, InMemorySaver()) is config  # a lent saver stays
     assert with_snapshot_reuse(thread_config("t"), None) == thread_config("t")
+    strict = thread_config("t")
+    monkeypatch.setattr(snapshots, "STRICT_MSGPACK", True)  # LangGraph's strict msgpack mode
+    assert with_snapshot_reuse(strict, saver) is strict
     assert reuse_snapshots(clone) is clone
+    assert copy.copy(clone.serde).inner is serde  # copies (LangGraph clones savers) work
 
 
 def _built_per_turn(monkeypatch, graph, turns: int, thread: str, root) -> list[int]:  # type: ignore[no-untyped-def]
