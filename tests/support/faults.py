@@ -315,6 +315,7 @@ def child_main(argv: Sequence[str]) -> int:
     graph = build_graph(checkpointer=sqlite_checkpointer(db))
     context = {"project_root": root, "model": "offline"}
     warm_up()
+    graph.warm_up(context)  # the router's indexes and tool schemas, as the terminal does
     emit("READY")
     index = first
     while True:
