@@ -14,7 +14,7 @@ import re
 import statistics
 
 import pytest
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.serde.types import _DeltaSnapshot
@@ -29,6 +29,7 @@ from specialist_handover.graph.snapshots import (
     reuse_snapshots,
     with_snapshot_reuse,
 )
+from tests.support.histories import MessageCount
 
 IDS = re.compile(r"call_[0-9a-f]+|[0-9a-f]{8}-[0-9a-f-]{27}")
 
@@ -126,23 +127,16 @@ def test_the_callers_saver_is_left_as_it_was_and_a_lent_saver_is_kept(monkeypatc
 
 
 def _built_per_turn(monkeypatch, graph, turns: int, thread: str, root) -> list[int]:  # type: ignore[no-untyped-def]
-    built = [0]
-    original = BaseMessage.__init__
-
-    def counting(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-        built[0] += 1
-        original(self, *args, **kwargs)
-
-    monkeypatch.setattr(BaseMessage, "__init__", counting)
+    count = MessageCount().install(monkeypatch)
     context = {"project_root": str(root), "model": "offline"}
     work = []
     for turn in range(1, turns + 1):
-        built[0] = 0
+        count.built = 0
         run_turn(
             graph, f"(turn {turn}) {SCRIPT[turn % len(SCRIPT)]}", thread_id=thread, context=context
         )
-        work.append(built[0])
-    monkeypatch.setattr(BaseMessage, "__init__", original)
+        work.append(count.built)
+    count.uninstall()
     return work
 
 

@@ -13,12 +13,13 @@ import statistics
 from pathlib import Path
 
 import pytest
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.channels import DeltaChannel
 
 from specialist_handover import build_graph
 from specialist_handover.graph.session import run_turn, sqlite_checkpointer, thread_config
 from specialist_handover.state.defaults import WINDOW_MESSAGES, WINDOW_SLACK
+from tests.support.histories import MessageCount
 
 pytestmark = pytest.mark.slow
 
@@ -58,21 +59,14 @@ def test_300_turns_take_at_most_3_5_times_the_bytes_of_100_and_a_turn_does_not_g
     db = tmp_path / "cp.sqlite"
     graph = build_graph(checkpointer=sqlite_checkpointer(str(db)))
     context = {"project_root": str(root), "model": "offline"}
-    built = [0]
-    original = BaseMessage.__init__
-
-    def counting(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-        built[0] += 1
-        original(self, *args, **kwargs)
-
-    monkeypatch.setattr(BaseMessage, "__init__", counting)
+    count = MessageCount().install(monkeypatch)
     sizes, work = {}, {}
     for turn in range(1, 301):
-        built[0] = 0
+        count.built = 0
         run_turn(
             graph, f"(turn {turn}) {SCRIPT[turn % len(SCRIPT)]}", thread_id="t", context=context
         )
-        work[turn] = built[0]
+        work[turn] = count.built
         if turn in (100, 300):
             sizes[turn] = db_bytes(db)
     ratio = sizes[300] / sizes[100]

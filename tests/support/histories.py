@@ -53,3 +53,26 @@ def make_history(n: int, seed: int = 0) -> list[BaseMessage]:
         reply = " ".join(sentence(rng) for _ in range(rng.randint(1, 8)))
         messages.append(AIMessage(reply, name=agent))
     return messages[:n]
+
+
+class MessageCount:
+    """Counts the LangChain message objects built while it is installed (`install`, with
+    pytest's monkeypatch): the work of loading a thread, building views and replies."""
+
+    def __init__(self) -> None:
+        self.built = 0
+
+    def install(self, monkeypatch) -> MessageCount:  # type: ignore[no-untyped-def]
+        original = BaseMessage.__init__
+
+        def counting(message, *args, **kwargs):  # type: ignore[no-untyped-def]
+            self.built += 1
+            original(message, *args, **kwargs)
+
+        monkeypatch.setattr(BaseMessage, "__init__", counting)
+        self._uninstall = lambda: monkeypatch.setattr(BaseMessage, "__init__", original)
+        return self
+
+    def uninstall(self) -> None:
+        """Stop counting (the constructor as it was before `install`)."""
+        self._uninstall()
