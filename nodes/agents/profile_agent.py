@@ -47,9 +47,9 @@ def system_prompt(profile: Profile) -> str:
     """The agent's system prompt: the profile's, then who it is in this graph."""
     if profile.name == ORCHESTRATOR_PROFILE:
         role = (
-            f"You are the orchestrator (profile `{ORCHESTRATOR_PROFILE}`). The handover notes, "
-            "when there are any, open the conversation below: the handovers so far and a "
-            "summary of what came before the recent turns."
+            f"You are the orchestrator (profile `{ORCHESTRATOR_PROFILE}`). Handover notes, when "
+            "there are any, open the conversation below: the handovers so far (use them to "
+            "recall who worked on what) and a summary of the turns before the recent ones."
         )
     else:
         role = (

@@ -32,13 +32,12 @@ class HandoverArguments(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    specialist_profile: str = Field(description="Name of the profile to hand over to.")
-    topic: str = Field(
-        description="Short slug for the briefing file name, e.g. 'landing-page-hero'."
-    )
+    specialist_profile: str = Field(description="The agent to hand over to.")
+    topic: str = Field(description="Short slug naming the work, e.g. 'landing-page-hero'.")
     summary: str = Field(
         "",
-        description="Curated summary of the conversation so far, at most ~300 tokens.",
+        description="The conversation so far, condensed to what the specialist needs "
+        "(at most ~300 tokens).",
         json_schema_extra=MODEL_REQUIRED,
     )
     recent_turns: list[str] = Field(
@@ -46,18 +45,22 @@ class HandoverArguments(BaseModel):
         description="Verbatim last turns, oldest first; trimmed to include_recent_turns.",
         json_schema_extra=GRAPH_SUPPLIED,
     )
-    decisions: list[str] = Field(default_factory=list, description="Decisions made so far.")
+    decisions: list[str] = Field(
+        default_factory=list,
+        description="What is already agreed (stack, scope, constraints), one per item.",
+    )
     artifacts: list[str] = Field(
-        default_factory=list, description="Relevant file paths, snippets or references."
+        default_factory=list,
+        description="File paths, snippets, links and error messages the specialist needs.",
     )
     return_condition: Literal["user_request", "task_complete", "after_reply"] = Field(
         "user_request",
-        description="When control comes back: "
-        + "; ".join(f"{k}: {v}" for k, v in RETURN_CONDITIONS.items()),
+        description="When the conversation returns to the orchestrator: user_request, when the "
+        "user asks; task_complete, when the work is done; after_reply, after one answer.",
     )
     handover_reason: str = Field(
         "",
-        description="One sentence on why this specialist is the best fit (logged in the briefing).",
+        description="One sentence: why this agent is the best fit.",
         json_schema_extra=MODEL_REQUIRED,
     )
     project_root: str = Field(

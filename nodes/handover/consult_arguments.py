@@ -20,7 +20,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from ...specialists import ORCHESTRATOR_PROFILE, ProfileRegistry
 from ...state.defaults import CONSULT_MAX_ENTRIES, CONSULT_MIN_ENTRIES
 from ..briefing.writer import slugify_topic
-from .arguments import FIELDS
 
 DEFAULT_TOPIC = "consult"
 
@@ -30,10 +29,9 @@ class ConsultQuestion(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    specialist_profile: str = Field(description="Name of the profile to ask.")
+    specialist_profile: str = Field(description="The agent to ask.")
     question: str = Field(
-        description="The one question this specialist answers, self-contained (it sees the "
-        "shared summary and the recent turns, not the whole conversation)."
+        description="One self-contained question (it sees the package, not the whole conversation)."
     )
 
 
@@ -45,13 +43,12 @@ class ConsultArguments(BaseModel):
     consults: list[ConsultQuestion] = Field(
         min_length=CONSULT_MIN_ENTRIES,
         max_length=CONSULT_MAX_ENTRIES,
-        description=f"{CONSULT_MIN_ENTRIES} to {CONSULT_MAX_ENTRIES} specialists to ask at "
-        "once, each with its own question; each answers once, in parallel.",
+        description=f"{CONSULT_MIN_ENTRIES} to {CONSULT_MAX_ENTRIES} entries, one per agent.",
     )
-    topic: str = Field(DEFAULT_TOPIC, description=FIELDS["topic"].description)
-    summary: str = Field("", description=FIELDS["summary"].description)
-    decisions: list[str] = Field(default_factory=list, description=FIELDS["decisions"].description)
-    artifacts: list[str] = Field(default_factory=list, description=FIELDS["artifacts"].description)
+    topic: str = Field(DEFAULT_TOPIC, description="As for handover_to_specialist.")
+    summary: str = Field("", description="As for handover_to_specialist.")
+    decisions: list[str] = Field(default_factory=list, description="As for handover_to_specialist.")
+    artifacts: list[str] = Field(default_factory=list, description="As for handover_to_specialist.")
 
 
 CONSULT_FIELDS = ConsultArguments.model_fields

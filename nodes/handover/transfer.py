@@ -124,17 +124,21 @@ def transferred_messages(exc: ParentCommand) -> list[BaseMessage] | None:
 
 
 def handover_description(profiles: ProfileRegistry, caller: str) -> str:
-    """The handover tool's description as `caller` reads it: every other profile it may pick."""
-    targets = [name for name in profiles if name != caller]
-    listing = "; ".join(
-        f"{n}: {profiles[n].description}" for n in targets if n != ORCHESTRATOR_PROFILE
-    )
+    """The handover tool's description as `caller` reads it: every other profile it may pick.
+
+    This is the one place an agent is told what each profile does (its one-line
+    description); `consult_specialists` refers to this list instead of repeating it, which
+    keeps the orchestrator's request small (docs/GUIDE.md, "Who is described where")."""
+    lines = [
+        f"{n}: {profiles[n].description}"
+        for n in profiles
+        if n not in (caller, ORCHESTRATOR_PROFILE)
+    ]
     if caller != ORCHESTRATOR_PROFILE:
-        listing += f"; {ORCHESTRATOR_PROFILE}: hand back to the orchestrator"
+        lines.append(f"{ORCHESTRATOR_PROFILE}: hand back to the orchestrator")
     return (
-        "Transfer the conversation to another specialist with a small stage-1 package "
-        "(summary, decisions, artifacts; the graph adds the recent turns). Use it when the "
-        "request is clearly better handled by that specialist. Available agents: " + listing
+        "Hand the conversation over to the agent best placed for the request, with a short "
+        "package (the graph adds the recent turns). Agents:\n" + "\n".join(lines)
     )
 
 
@@ -153,16 +157,16 @@ def make_handover_transfer_tool(profiles: ProfileRegistry, caller: str) -> BaseT
 
 
 CONSULT_DESCRIPTION = (
-    "Ask several specialists at once, each its own question, and get all their answers "
-    "back in one result; you keep the conversation and answer the user from them. Each "
-    "specialist gets a small stage-1 package (the shared summary, decisions and artifacts; "
-    "the graph adds the recent turns) and answers once, briefly. Use it when a request needs "
-    "the views of two to four specialists side by side. Available agents: "
+    f"Ask several specialists (the agents {HANDOVER} lists) one question each, in parallel, "
+    "when a request needs their views side by side. Each answers once from a short package; "
+    "the answers come back in one result, and you keep the conversation and answer the user."
 )
 
 
 def make_consult_tool(profiles: ProfileRegistry, caller: str) -> BaseTool:
-    """`consult_specialists` as `caller` holds it: the entries' profiles an enum of the others."""
+    """`consult_specialists` as `caller` holds it: the entries' profiles an enum of the others.
+
+    Its description names no profile: they are described once, in the handover tool's."""
 
     def consult_specialists(runtime: ToolRuntime[HandoverContext], **_arguments: Any) -> Any:
         return transfer(runtime, CONSULT)  # the consult node reads the call's arguments
@@ -170,8 +174,7 @@ def make_consult_tool(profiles: ProfileRegistry, caller: str) -> BaseTool:
     targets = [n for n in profiles if n not in (caller, ORCHESTRATOR_PROFILE)]
     return StructuredTool(
         name=CONSULT,
-        description=CONSULT_DESCRIPTION
-        + "; ".join(f"{n}: {profiles[n].description}" for n in targets),
+        description=CONSULT_DESCRIPTION,
         args_schema=consult_arguments_schema(targets),
         func=consult_specialists,
     )
