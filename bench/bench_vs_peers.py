@@ -5,6 +5,12 @@
         [--systems ours,swarm,supervisor,swarm-trim,supervisor-trim] [--trim-tokens 3000]
         [--checkpointer sqlite|postgres] [--plot bench/vs_peers.png] [--workdir DIR] [--json PATH]
         [--replot JSON] [--skip-disk-check]
+        [--latency-base 0.3] [--latency-per-token 0.00005] [--price-per-mtok 2.50]
+
+    # the headline: what a user feels, 300 turns of the mixed workload (a few minutes)
+    .venv/bin/python bench/bench_vs_peers.py --workload mixed --turns 300 --runs 3 \
+        --systems ours,swarm,swarm-trim,supervisor \
+        --latency-base 0.3 --latency-per-token 0.00005 --price-per-mtok 2.50
 
 Systems (`--systems`, default all five):
 
@@ -90,7 +96,23 @@ Measured per turn and system (after `invoke` returns, outside the timing):
   `count_text(json.dumps(tools, sort_keys=True))`. The goal uses with-schemas.
 - input tokens: every model call of the turn (routers, closings, our stage 2
   and its summarizer), messages plus schemas: what the turn costs in tokens.
-- ms: the wall time of `invoke` (durability="sync").
+- ms: the wall time of `invoke` (durability="sync"), with zero-latency models: the
+  framework's own time (each system's graph, checkpoints, our own work).
+- modelled s (what a user feels): the latency model prices every model call of the turn at
+  `--latency-base` + `--latency-per-token` x its input tokens (default 0.3 s + 0.05 ms a
+  token; counted as input tokens are, messages with the system prompt plus tool schemas),
+  and a turn's modelled time is its measured framework time plus its calls' time. Calls
+  run one after another, except calls in parallel LangGraph tasks: each call records the
+  root graph's checkpoint its step started from and the root task it runs in
+  (`langgraph.config.get_config()`: `checkpoint_map[""]`, the first part of
+  `checkpoint_ns`), so the calls of one root step in different root tasks (our consults'
+  `Send` tasks) overlap and cost the slowest task's calls. Neither workload has a consult:
+  every turn's calls are summed (the output counts the overlapping calls: 0). It is
+  computed, not slept: a model, not a provider (no queueing, output tokens, streaming or
+  caching; real latencies vary from call to call). `--latency-base 0 --latency-per-token 0`
+  gives the zero-latency figures.
+- cost: input tokens of every call of the turn x `--price-per-mtok` (default 2.50 USD per
+  million input tokens), per turn and summed over the run (output tokens aside).
 - checkpoint bytes: SQLite: the file plus `-wal`/`-journal`; PostgreSQL:
   `pg_total_relation_size` (heap, TOAST, indexes) of the checkpoint tables in
   the system's own database. Also the stored blob bytes (checkpoint + metadata +
@@ -112,15 +134,21 @@ reported as min / median over the runs (one number where they agree). A figure
 and memory are the values at turn N.
 
 Goals (each per run; the verdict on the median over runs, met or missed by
-how much; the same ratio against the other systems for information):
+how much; the same ratio against the other systems for information). The headline,
+what a user feels (the mean of each block of 10 turns: 1-10, 51-60, 291-300, 991-1,000
+as far as the run goes, and the last 10):
 
-1. receiver tokens with schemas <= 1/9 of swarm's, at the last turn;
-2. turn time <= 0.5x swarm's, median of the last 20 turns;
-3. checkpoint bytes <= 1/10 of swarm's, at the last turn;
-4. our time growth, median of the last 20 turns / first 20, <= 2;
-5. our overhead per turn at the last turn (1,000 in the full run) <= 1.3x that at turn 10;
-6. our overhead per turn at the last turn <= 20 ms;
-7. ours <= 0.8x swarm's time per turn at turn 10 (turns 1-10) and at every later report turn.
+1. our modelled turn time <= 1.0x swarm's at turns 1-10;
+2. our modelled turn time <= 0.5x swarm's from turn 51 on (turns 51-60, 291-300, ...);
+3. input tokens of every model call over the run <= swarm-trim's.
+
+The framework cost at zero latency: one guard, our overhead per turn at the last turn
+(1,000 in the full run) <= 1.3x that at turn 10 (medians of 10 turns); and, for
+information, the former goals: receiver tokens with schemas <= 1/9 of swarm's at the
+last turn; turn time <= 0.5x swarm's, median of the last 20 turns; checkpoint bytes
+<= 1/10 of swarm's at the last turn; our time growth, median of the last 20 turns /
+first 20, <= 2; our overhead at the last turn <= 20 ms; ours <= 0.8x swarm's time per
+turn at turn 10 (turns 1-10) and at every later report turn.
 
 `--checkpointer postgres` needs HANDOVER_POSTGRES_URL (`.ci/postgres.sh` starts a
 throwaway cluster, with fsync and synchronous_commit off); each system and run
@@ -131,12 +159,15 @@ run for swarm or swarm-trim, 31 GB for supervisor, 37 GB for supervisor-trim
 (SQLite); the script estimates the need (`BYTES_PER_TURN_SQUARED`) and refuses
 to start above 80% of the free disk unless --skip-disk-check.
 
-Prints the tables at turns 10, 50, 100, 200, 500, 1000 and the last, the token
-totals over all turns, a per-kind table (mixed), the goals and a storage
-breakdown of the last run; writes a PNG
-(receiver tokens, time per turn on a log axis, checkpoint MB, RSS growth) and,
-with --json, every per-turn figure of every run. Compare ratios from one
-invocation only: absolute times move with the machine's load.
+Prints the tables at turns 10, 50, 100, 200, 500, 1000 and the last, the totals over
+all turns (tokens, input cost, modelled time), a per-kind table (mixed), a storage
+breakdown of the last run, the framework-cost goals, then the headline: the block
+table (modelled s, input tokens and USD a turn: means; framework ms: median) and its
+goals; writes a PNG (receiver tokens, time per turn on a log axis, modelled turn time,
+checkpoint MB, RSS growth, cumulative input cost) and, with --json, every per-turn
+figure of every run (each call's tokens too: `--replot` redraws it with this
+invocation's latency model and price). Compare ratios from one invocation only:
+absolute times move with the machine's load.
 """
 
 from __future__ import annotations
@@ -169,6 +200,17 @@ REPORT_TURNS = (10, 50, 100, 200, 500, 1000)
 WINDOW = 10  # turns per median at a report turn (and the plot's rolling median)
 EDGE = 20  # turns of the growth ratio's first / last medians
 POSTGRES_URL_ENV = "HANDOVER_POSTGRES_URL"
+
+# the latency model: a model call costs LATENCY_BASE + LATENCY_PER_TOKEN x its input tokens, s
+LATENCY_BASE = 0.3
+LATENCY_PER_TOKEN = 0.00005  # 0.05 ms per input token
+PRICE_PER_MTOK = 2.50  # USD per million input tokens (a typical model's list price)
+# blocks of turns whose means the user figures report (those within --turns, and the last 10)
+LATENCY_BLOCKS = ((1, 10), (51, 60), (291, 300), (991, 1000))
+EARLY_LIMIT = 1.0  # ours / swarm, modelled turn time, turns 1-10
+LATE_FROM = 51  # blocks starting here or later: ...
+LATE_LIMIT = 0.5  # ... ours / swarm <= this
+TOKENS_LIMIT = 1.0  # ours / swarm-trim, input tokens of every call over the run
 
 Series = dict[str, list[Any]]  # one system's run: key -> per-turn values
 
@@ -254,6 +296,9 @@ def run_all(options: argparse.Namespace, workdir: Path) -> list[dict[str, dict[s
     for run in range(1, options.runs + 1):
         databases: list[str] = []
         children: list[Child] = []
+        project = project_label()  # the code this run's processes import
+        if run > 1 and project != runs[-1][options.systems[0]]["finish"]["project"]:
+            print(f"  run {run}: the project changed: {project}", flush=True)
         try:
             for name in options.systems:
                 slug = f"{name}-run{run}"
@@ -287,7 +332,8 @@ def run_all(options: argparse.Namespace, workdir: Path) -> list[dict[str, dict[s
             result: dict[str, dict[str, Any]] = {}
             for child in children:
                 child.conn.send(("finish",))
-                result[child.name] = {"series": series_of(child.rows), "finish": child.receive()}
+                finish = {**child.receive(), "project": project}
+                result[child.name] = {"series": series_of(child.rows), "finish": finish}
             runs.append(result)
         finally:
             for child in children:
@@ -318,10 +364,25 @@ def rolling_median(values: list[float], width: int = WINDOW) -> list[float]:
     return [median_ending(values, i + 1, width) for i in range(len(values))]
 
 
+def rolling_mean(values: list[float], width: int = WINDOW) -> list[float]:
+    return [statistics.fmean(values[max(0, i + 1 - width) : i + 1]) for i in range(len(values))]
+
+
+def cumulative(values: list[float]) -> list[float]:
+    out, total = [], 0.0
+    for v in values:
+        total += v
+        out.append(total)
+    return out
+
+
 def at_turn(series: Series, key: str, turn: int, baseline: float = 0.0) -> float:
-    """A figure at turn N: ms the median of the 10 turns ending there, else the value at N."""
+    """A figure at turn N: ms the median of the 10 turns ending there, modelled_s their mean,
+    else the value at N."""
     if key == "ms":
         return median_ending(series["ms"], turn)
+    if key == "modelled_s":
+        return block_mean(series["modelled_s"], max(1, turn - WINDOW + 1), turn)
     value = series[key][turn - 1]
     return float("nan") if value is None else float(value) - baseline
 
@@ -345,6 +406,98 @@ def cell(values: list[float], fmt: str) -> str:
     return a if a == b else f"{a} / {b}"
 
 
+# --- what a user feels: the latency model, the cost, block means (pure functions) -----------------
+
+
+def call_seconds(tokens: float, base: float, per_token: float) -> float:
+    """One model call under the latency model: base + per_token x its input tokens."""
+    return base + per_token * tokens
+
+
+def model_seconds(calls: list[list[int]], base: float, per_token: float) -> float:
+    """A turn's model time from its calls' [input tokens, stage, lane] rows (peers_workloads'
+    `call_rows`): stages (root steps) run one after another; within a stage the lanes (root
+    tasks, e.g. our consults' Send tasks) run in parallel, so a stage costs its slowest lane,
+    and a lane its calls summed."""
+    stages: dict[int, dict[int, float]] = {}
+    for tokens, stage, lane in calls:
+        lanes = stages.setdefault(stage, {})
+        lanes[lane] = lanes.get(lane, 0.0) + call_seconds(tokens, base, per_token)
+    return sum(max(lanes.values()) for lanes in stages.values())
+
+
+def modelled_seconds(
+    framework_ms: float, calls: list[list[int]], base: float, per_token: float
+) -> float:
+    """A turn's modelled time: the measured framework time of the turn (its `invoke` with
+    zero-latency models) plus its model calls' time under the latency model."""
+    return framework_ms / 1000 + model_seconds(calls, base, per_token)
+
+
+def input_cost(tokens: float, price_per_mtok: float) -> float:
+    """USD for this many input tokens at price_per_mtok USD per million."""
+    return tokens * price_per_mtok / 1e6
+
+
+def block_mean(values: list[float], first: int, last: int) -> float:
+    """The mean of turns first..last (1-based, inclusive)."""
+    chunk = values[first - 1 : last]
+    if not chunk or first < 1:
+        return float("nan")
+    return statistics.fmean(chunk)
+
+
+def latency_blocks(turns: int) -> list[tuple[int, int]]:
+    """The blocks of 10 turns the user figures report: LATENCY_BLOCKS within the run, and
+    the last 10 turns when they are not one of them."""
+    blocks = [b for b in LATENCY_BLOCKS if b[1] <= turns]
+    last = (max(1, turns - WINDOW + 1), turns)
+    if turns >= 1 and last not in blocks:
+        blocks.append(last)
+    return blocks
+
+
+def block_limit(first: int) -> float | None:
+    """The goal on ours / swarm's modelled turn time for the block starting at turn `first`:
+    EARLY_LIMIT for turns 1-10, LATE_LIMIT from LATE_FROM on, none between."""
+    if first == 1:
+        return EARLY_LIMIT
+    if first >= LATE_FROM:
+        return LATE_LIMIT
+    return None
+
+
+def block_span(first: int, last: int) -> str:
+    return f"turns {first:,}-{last:,}"
+
+
+def add_user_figures(
+    runs: list[dict[str, dict[str, Any]]], base: float, per_token: float, price: float
+) -> None:
+    """Per turn: `modelled_s` (framework time + the latency model) and `cost_usd` (input tokens
+    of every call at `price` per million), added to every run's series."""
+    for run in runs:
+        for entry in run.values():
+            series = entry["series"]
+            series["modelled_s"] = [
+                modelled_seconds(ms, calls, base, per_token)
+                for ms, calls in zip(series["ms"], series["calls"], strict=True)
+            ]
+            series["cost_usd"] = [input_cost(t, price) for t in series["input_tokens"]]
+
+
+def parallel_calls(series: Series) -> int:
+    """Model calls that ran beside another call of their stage (0 on a workload without
+    consults: every call its own stage, or one lane)."""
+    count = 0
+    for calls in series["calls"]:
+        lanes: dict[int, set[int]] = defaultdict(set)
+        for _, stage, lane in calls:
+            lanes[stage].add(lane)
+        count += sum(1 for _, stage, _ in calls if len(lanes[stage]) > 1)
+    return count
+
+
 METRICS = (
     (
         "receiver tokens with tool schemas (the answering call's request)",
@@ -357,7 +510,17 @@ METRICS = (
         "input_tokens",
         "{:,.0f}",
     ),
-    (f"turn time, median ms of the {WINDOW} turns ending there", "ms", "{:,.1f}"),
+    (
+        f"turn time, median ms of the {WINDOW} turns ending there "
+        "(framework only: zero-latency models)",
+        "ms",
+        "{:,.1f}",
+    ),
+    (
+        f"modelled turn time, s: framework + latency model, mean of the {WINDOW} turns ending there",
+        "modelled_s",
+        "{:,.3f}",
+    ),
     ("checkpoint bytes", "checkpoint_bytes", "{:,.0f}"),
     (
         "for information: stored blob bytes (checkpoints + writes, WAL aside)",
@@ -412,7 +575,8 @@ def print_tables(
 def print_kinds(runs: list[dict[str, dict[str, Any]]], systems: list[str]) -> None:
     """Mixed workload: per kind of turn, median ms and receiver tokens (with schemas), all runs."""
     print(
-        "\nby kind of turn (all turns and runs): median ms; median receiver tokens with schemas; model calls"
+        "\nby kind of turn (all turns and runs): median framework ms; median modelled s; "
+        "median receiver tokens with schemas; median input tokens of every call; model calls"
     )
     print("| kind | turns | " + " | ".join(systems) + " |")
     print("| --- | ---: |" + " --- |" * len(systems))
@@ -423,19 +587,79 @@ def print_kinds(runs: list[dict[str, dict[str, Any]]], systems: list[str]) -> No
             continue
         cells = []
         for s in systems:
-            ms, tokens, calls = [], [], set()
+            ms, modelled, tokens, inputs, calls = [], [], [], [], set()
             for run in runs:
                 series = run[s]["series"]
                 for i, k in enumerate(series["kind"]):
                     if k == kind:
                         ms.append(series["ms"][i])
+                        modelled.append(series["modelled_s"][i])
                         tokens.append(series["receiver_tokens_with_schemas"][i])
+                        inputs.append(series["input_tokens"][i])
                         calls.add(series["model_calls"][i])
             cells.append(
-                f"{statistics.median(ms):,.1f} ms; {statistics.median(tokens):,.0f} tok; "
+                f"{statistics.median(ms):,.1f} ms; {statistics.median(modelled):,.2f} s; "
+                f"{statistics.median(tokens):,.0f} tok; {statistics.median(inputs):,.0f} in; "
                 f"{'/'.join(str(c) for c in sorted(calls))} calls"
             )
         print(f"| {kind} | {count} | " + " | ".join(cells) + " |")
+
+
+def latency_line(options: argparse.Namespace) -> str:
+    return (
+        f"latency model: each model call {options.latency_base:g} s + "
+        f"{options.latency_per_token * 1000:g} ms x its input tokens (messages + tool schemas), "
+        "the calls of a turn one after another (calls in parallel LangGraph tasks, such as our "
+        "consults' Send tasks: the slowest of them), plus the turn's measured framework time; "
+        f"input tokens at {options.price_per_mtok:g} USD per million"
+    )
+
+
+USER_FIGURES = (
+    ("modelled s a turn", "modelled_s", "{:,.3f}"),
+    ("input tokens a turn", "input_tokens", "{:,.0f}"),
+    ("input USD a turn", "cost_usd", "{:,.4f}"),
+    ("framework ms a turn (median)", "ms", "{:,.1f}"),
+)
+
+
+def user_figure(series: Series, key: str, first: int, last: int) -> float:
+    """A block's figure: the mean of its turns (framework ms: their median)."""
+    if key == "ms":
+        return statistics.median(series["ms"][first - 1 : last])
+    return block_mean(series[key], first, last)
+
+
+def print_user_figures(
+    runs: list[dict[str, dict[str, Any]]],
+    systems: list[str],
+    blocks: list[tuple[int, int]],
+    options: argparse.Namespace,
+) -> None:
+    """The headline table: per block of turns, the mean modelled turn time, input tokens and
+    their cost (and the framework ms, median), min / median over runs."""
+    others = [s for s in systems if s != "ours"]
+    print(f"\nwhat a user feels ({latency_line(options)})")
+    print(
+        "per block of turns: the mean over its turns (framework ms: the median), "
+        "cells min / median over runs"
+    )
+    ratios = " | ".join(f"ours/{s}" for s in others) if "ours" in systems else ""
+    print(f"| turns | figure | {' | '.join(systems)} |" + (f" {ratios} |" if ratios else ""))
+    print("| --- | --- |" + " ---: |" * (len(systems) + (len(others) if ratios else 0)))
+    for first, last in blocks:
+        for label, key, fmt in USER_FIGURES:
+            values = {
+                s: [user_figure(r[s]["series"], key, first, last) for r in runs] for s in systems
+            }
+            row = f"| {first:,}-{last:,} | {label} | " + " | ".join(
+                cell(values[s], fmt) for s in systems
+            )
+            row += " |"
+            if ratios:
+                ours_mid = min_med(values["ours"])[1]
+                row += "".join(f" {ratio(ours_mid, min_med(values[s])[1]):.3f} |" for s in others)
+            print(row)
 
 
 # --- goals ---------------------------------------------------------------------------------------
@@ -444,7 +668,9 @@ def print_kinds(runs: list[dict[str, dict[str, Any]]], systems: list[str]) -> No
 def goal_rows(
     runs: list[dict[str, dict[str, Any]]], systems: list[str], report_turns: list[int]
 ) -> list[dict[str, Any]]:
-    """Each goal measured per run; verdict on the median over runs."""
+    """The framework cost at zero latency, each figure per run, verdict on the median over
+    runs: one guard (our overhead at the last turn within 1.3x that at turn 10; role "guard")
+    and the former goals, kept for information (role "former goal")."""
     if "ours" not in systems:
         return []
     last = len(runs[0]["ours"]["series"]["turn"])
@@ -512,6 +738,7 @@ def goal_rows(
                 ratio(median_ending(s["ms"], last), median_ending(s["ms"], 10)) for s in ours_runs
             ],
             "others": {},
+            "role": "guard",
         }
     )
     rows.append(
@@ -528,10 +755,73 @@ def goal_rows(
         against(f"time per turn <= 0.8x swarm's at turn {t} ({span})", 0.8, ms_at(t))
     for row in rows:
         row["min"], row["median"] = min_med(row["per_run"])
+        row.setdefault("role", "former goal")
+    return rows
+
+
+def user_goal_rows(
+    runs: list[dict[str, dict[str, Any]]], systems: list[str], blocks: list[tuple[int, int]]
+) -> list[dict[str, Any]]:
+    """The headline goals, on what a user feels (the series need `add_user_figures`): our
+    modelled turn time, mean of a block, <= EARLY_LIMIT x swarm's at turns 1-10 and
+    <= LATE_LIMIT x from LATE_FROM on; input tokens of every call over the run <= swarm-trim's.
+    Each per run; verdict on the median over runs."""
+    if "ours" not in systems:
+        return []
+    peers = [s for s in systems if s != "ours"]
+    turns = len(runs[0]["ours"]["series"]["turn"])
+
+    def compare(pick, peer: str) -> list[float]:  # type: ignore[no-untyped-def]
+        return [ratio(pick(r["ours"]["series"]), pick(r[peer]["series"])) for r in runs]
+
+    def row(goal: str, limit: float, pick, peer: str) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+        present = peer in systems
+        return {
+            "goal": goal,
+            "limit": limit,
+            "unit": "ratio",
+            "per_run": compare(pick, peer) if present else [float("nan")],
+            "others": {p: min_med(compare(pick, p))[1] for p in peers if p != peer},
+            "note": "" if present else f"needs {peer} in --systems",
+            "role": "goal",
+        }
+
+    rows = []
+    for first, last in blocks:
+        limit = block_limit(first)
+        if limit is None:
+            continue
+
+        def block(series: Series, first: int = first, last: int = last) -> float:
+            return block_mean(series["modelled_s"], first, last)
+
+        rows.append(
+            row(
+                f"modelled turn time <= {limit:.1f}x swarm's ({block_span(first, last)}, mean)",
+                limit,
+                block,
+                "swarm",
+            )
+        )
+
+    def total(series: Series) -> float:
+        return float(sum(series["input_tokens"]))
+
+    rows.append(
+        row(
+            f"input tokens of every call over the {turns:,} turns <= swarm-trim's",
+            TOKENS_LIMIT,
+            total,
+            "swarm-trim",
+        )
+    )
+    for r in rows:
+        r["min"], r["median"] = min_med(r["per_run"])
     return rows
 
 
 def verdict(row: dict[str, Any]) -> str:
+    """Met or missed, and by how much: the row's median over runs against its limit."""
     measured, limit = row["median"], row["limit"]
     if math.isnan(measured):
         return "n/a"
@@ -544,22 +834,29 @@ def verdict(row: dict[str, Any]) -> str:
     return f"MISSED by {measured / limit:.2f}x the limit"
 
 
-def print_goals(rows: list[dict[str, Any]], runs: list[dict[str, dict[str, Any]]]) -> None:
+def show(fmt: str, value: float) -> str:
+    return "n/a" if math.isnan(value) else fmt.format(value)
+
+
+def print_goals(
+    rows: list[dict[str, Any]], runs: list[dict[str, dict[str, Any]]], title: str, blobs: bool
+) -> None:
+    print(f"\n{title}")
     if not rows:
-        print("\n(no goals: they compare ours with swarm)")
+        print("(no goals: they compare ours with the peers)")
         return
-    print("\n| goal | median over runs | min | result | same figure vs others (median) |")
-    print("| --- | ---: | ---: | --- | --- |")
+    print("| goal | role | median over runs | min | result | same figure vs others (median) |")
+    print("| --- | --- | ---: | ---: | --- | --- |")
     for g in rows:
         fmt = "{:,.1f}" if g["unit"] == "ms" else "{:.3f}"
         others = ", ".join(f"{p} {v:.3f}" for p, v in g["others"].items())
         if g.get("note"):
             others = f"{others}; {g['note']}" if others else g["note"]
         print(
-            f"| {g['goal']} | {fmt.format(g['median'])} | {fmt.format(g['min'])} | "
+            f"| {g['goal']} | {g['role']} | {show(fmt, g['median'])} | {show(fmt, g['min'])} | "
             f"{verdict(g)} | {others} |"
         )
-    if all("swarm" in r for r in runs):
+    if blobs and all("swarm" in r and "ours" in r for r in runs):
         blobs = [
             ratio(r["ours"]["finish"]["final_blob_bytes"], r["swarm"]["finish"]["final_blob_bytes"])
             for r in runs
@@ -615,8 +912,9 @@ def write_plot(
     import matplotlib.pyplot as plt
     from matplotlib.ticker import ScalarFormatter
 
-    fig, axes = plt.subplots(2, 2, figsize=(15, 9.5))
-    (tok_ax, ms_ax), (bytes_ax, rss_ax) = axes
+    fig, axes = plt.subplots(2, 3, figsize=(21, 9.5))
+    (tok_ax, ms_ax, user_ax), (bytes_ax, rss_ax, cost_ax) = axes
+    user = all("modelled_s" in r[s]["series"] for r in runs for s in systems)
     for name in systems:
         turns = runs[0][name]["series"]["turn"]
         series = runs[0][name]["series"]
@@ -638,6 +936,14 @@ def write_plot(
         rss_ax.plot(
             turns, per_turn_median(runs, name, "rss_mb", baseline=True), label=name, linewidth=1.4
         )
+        if user:
+            user_ax.plot(
+                turns,
+                rolling_mean(per_turn_median(runs, name, "modelled_s")),
+                label=name,
+                linewidth=1.4,
+            )
+            cost_ax.plot(turns, cumulative(series["cost_usd"]), label=name, linewidth=1.4)
     if "ours" in systems and "swarm" in systems:  # each goal, drawn where it applies
         turns = runs[0]["swarm"]["series"]["turn"]
         swarm_ms = rolling_median(per_turn_median(runs, "swarm", "ms"))
@@ -665,6 +971,19 @@ def write_plot(
             label="goal at the last turn: <= 1/9 of swarm",
             **goal,
         )
+        if user:
+            swarm_user = rolling_mean(per_turn_median(runs, "swarm", "modelled_s"))
+            nan = float("nan")
+            user_ax.plot(
+                turns,
+                [
+                    v * limit if (limit := block_limit(max(1, t - WINDOW + 1))) else nan
+                    for t, v in zip(turns, swarm_user, strict=True)
+                ],
+                label=f"goal: <= {EARLY_LIMIT:g}x swarm (turns 1-10), "
+                f"<= {LATE_LIMIT:g}x from turn {LATE_FROM}",
+                **goal,
+            )
         swarm_bytes = per_turn_median(runs, "swarm", "checkpoint_bytes")
         bytes_ax.plot(
             turns,
@@ -678,6 +997,14 @@ def write_plot(
     ms_ax.yaxis.set_major_formatter(ScalarFormatter())
     ms_ax.yaxis.set_minor_formatter(ScalarFormatter())
     bytes_ax.set_title("checkpoint MB")
+    if user:
+        user_ax.set_title(
+            f"modelled turn time, s (framework + latency model; rolling mean of {WINDOW})"
+        )
+        cost_ax.set_title("input cost over the run, USD (cumulative)")
+    else:
+        for ax in (user_ax, cost_ax):
+            ax.set_title("(no per-call tokens in this JSON: no modelled figures)")
     rss_ax.set_title("RSS growth since before turn 1, MB (own process)")
     for ax in axes.flat:
         ax.set_xlabel("turn")
@@ -725,6 +1052,7 @@ def start(options: argparse.Namespace, workdir: Path) -> tuple[list[Any], str, f
             file=sys.stderr,
         )
         return None
+    print(latency_line(options))
     print(f"project: {project_label()}")
     versions = ", ".join(
         f"{p} {version(p)}"
@@ -778,9 +1106,37 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="run even when the estimated checkpoint bytes exceed 80%% of the free disk",
     )
+    parser.add_argument(
+        "--latency-base",
+        type=float,
+        default=LATENCY_BASE,
+        help=f"the latency model: seconds of every model call (default {LATENCY_BASE:g}; "
+        "0 with --latency-per-token 0: the zero-latency figures)",
+    )
+    parser.add_argument(
+        "--latency-per-token",
+        type=float,
+        default=LATENCY_PER_TOKEN,
+        help=f"the latency model: seconds per input token of a call (default {LATENCY_PER_TOKEN:g})",
+    )
+    parser.add_argument(
+        "--price-per-mtok",
+        type=float,
+        default=PRICE_PER_MTOK,
+        help=f"USD per million input tokens, for the cost figures (default {PRICE_PER_MTOK:.2f})",
+    )
     options = parser.parse_args(argv)
+    if min(options.latency_base, options.latency_per_token, options.price_per_mtok) < 0:
+        parser.error("--latency-base, --latency-per-token and --price-per-mtok must be >= 0")
     if options.replot is not None:
         saved = json.loads(options.replot.read_text())
+        if all("calls" in e["series"] for r in saved["per_run"] for e in r.values()):
+            add_user_figures(  # this invocation's latency model and price
+                saved["per_run"],
+                options.latency_base,
+                options.latency_per_token,
+                options.price_per_mtok,
+            )
         write_plot(
             saved["per_run"],
             saved["systems"],
@@ -798,6 +1154,8 @@ def main(argv: list[str] | None = None) -> int:
             "(bash -c 'source .ci/postgres.sh && .venv/bin/python bench/bench_vs_peers.py ...')"
         )
     systems: list[str] = options.systems
+    if any(s != "ours" for s in systems):
+        pw.require_peers()
 
     temporary = options.workdir is None
     workdir = Path(tempfile.mkdtemp(prefix="bench-vs-peers-")) if temporary else options.workdir
@@ -815,6 +1173,7 @@ def main(argv: list[str] | None = None) -> int:
     if outcome is None:
         return 2
     runs, versions, total_s = outcome
+    add_user_figures(runs, options.latency_base, options.latency_per_token, options.price_per_mtok)
 
     calls = {s: sorted(set(runs[0][s]["series"]["model_calls"])) for s in systems}
     print(f"model calls per turn: {calls}")
@@ -845,27 +1204,57 @@ def main(argv: list[str] | None = None) -> int:
             ],
         ]
         print(f"  {s}: " + " / ".join(f"{v:,.1f}" for v in figures))
-    print("\ntotals over all turns (tokens: the same every run)")
-    for key, label in (
-        ("receiver_tokens_with_schemas", "receiver tokens with schemas"),
-        ("input_tokens", "input tokens of every model call"),
-    ):
-        totals = {s: sum(runs[0][s]["series"][key]) for s in systems}
-        line = ", ".join(f"{s} {v:,}" for s, v in totals.items())
+    print(
+        "\ntotals over all turns (min / median over runs where they differ; tokens differ only "
+        "when the code changed between runs)"
+    )
+    for key, label, fmt in (
+        ("receiver_tokens_with_schemas", "receiver tokens with schemas", "{:,.0f}"),
+        ("input_tokens", "input tokens of every model call", "{:,.0f}"),
+        ("cost_usd", f"input cost at {options.price_per_mtok:g} USD per million tokens", "{:,.2f} USD"),
+        ("modelled_s", "modelled time", "{:,.1f} s"),
+    ):  # fmt: skip
+        sums = {s: [float(sum(r[s]["series"][key])) for r in runs] for s in systems}
+        line = ", ".join(f"{s} {cell(v, fmt)}" for s, v in sums.items())
         if "ours" in systems and len(systems) > 1:
+            mid = {s: min_med(v)[1] for s, v in sums.items()}
             line += "; ours/" + ", ours/".join(
-                f"{s} {ratio(totals['ours'], v):.3f}" for s, v in totals.items() if s != "ours"
+                f"{s} {ratio(mid['ours'], v):.3f}" for s, v in mid.items() if s != "ours"
             )
         print(f"  {label}: {line}")
+    for s in systems:
+        tokens = [sum(r[s]["series"]["input_tokens"]) for r in runs]
+        if len(set(tokens)) > 1:
+            print(
+                f"  NOTE: {s}'s tokens differ between runs ({', '.join(f'{t:,}' for t in tokens)}): "
+                "its code changed during this invocation (the runs' projects: "
+                + "; ".join(r[s]["finish"].get("project", "?") for r in runs)
+                + "); compare runs, not their median"
+            )
+    parallel = {s: parallel_calls(runs[0][s]["series"]) for s in systems}
+    print(
+        "  model calls that ran beside another (parallel LangGraph tasks; the latency model "
+        "takes the slowest): " + ", ".join(f"{s} {n:,}" for s, n in parallel.items())
+    )
     if options.workload == "mixed":
         print_kinds(runs, systems)
-    goals = goal_rows(runs, systems, report_turns)
-    print_goals(goals, runs)
 
     print("\nstorage breakdown (last run)")
     for s in systems:
         for line in runs[-1][s]["finish"]["breakdown"]:
             print(f"  {line}")
+
+    goals = goal_rows(runs, systems, report_turns)
+    print_goals(
+        goals,
+        runs,
+        "framework cost at zero latency (the guard, and the former goals for information)",
+        blobs=True,
+    )
+    blocks = latency_blocks(options.turns)
+    print_user_figures(runs, systems, blocks, options)
+    user_goals = user_goal_rows(runs, systems, blocks)
+    print_goals(user_goals, runs, "goals: what a user feels (the headline)", blobs=False)
 
     write_plot(
         runs,
@@ -889,7 +1278,13 @@ def main(argv: list[str] | None = None) -> int:
                     "project": project_label(),
                     "versions": versions,
                     "seconds": total_s,
-                    "goals": goals,
+                    "latency": {
+                        "base_s": options.latency_base,
+                        "per_token_s": options.latency_per_token,
+                        "price_per_mtok_usd": options.price_per_mtok,
+                    },
+                    "goals": user_goals,
+                    "framework_goals": goals,
                     "per_run": runs,
                 },
                 indent=1,

@@ -25,6 +25,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from langchain.agents import create_agent  # noqa: E402
+from langchain.agents.middleware import AgentMiddleware  # noqa: E402
 from langchain_core.language_models import BaseChatModel  # noqa: E402
 from langchain_core.messages import (  # noqa: E402
     AIMessage,
@@ -35,21 +37,31 @@ from langchain_core.messages import (  # noqa: E402
 )
 from langchain_core.outputs import ChatGeneration, ChatResult  # noqa: E402
 from langchain_core.utils.function_calling import convert_to_openai_tool  # noqa: E402
+from langgraph.config import get_config  # noqa: E402
 
 from specialist_handover import build_graph  # noqa: E402
 from specialist_handover.specialists import ORCHESTRATOR_PROFILE, resolve_profiles  # noqa: E402
 from specialist_handover.state import TokenCounter  # noqa: E402
 from specialist_handover.state.tokens import REPLY_PRIMING  # noqa: E402
 
-try:
-    from langchain.agents import create_agent
-    from langchain.agents.middleware import AgentMiddleware
+try:  # the peers live in the bench extra only; this module imports without them (the unit
+    # tests of bench_vs_peers' figures run on `.[test]`), and `require_peers` stops a run
     from langgraph_supervisor import create_supervisor
     from langgraph_swarm import create_handoff_tool, create_swarm
-except ImportError as exc:  # pragma: no cover - the peers live in the bench extra only
-    raise SystemExit(
-        f'bench_vs_peers needs the bench extra: .venv/bin/pip install -e ".[bench]" ({exc})'
-    ) from None
+
+    PEERS_MISSING = ""
+except ImportError as exc:  # pragma: no cover
+    PEERS_MISSING = str(exc)
+
+
+def require_peers() -> None:
+    """SystemExit when the bench extra (langgraph-swarm, langgraph-supervisor) is missing."""
+    if PEERS_MISSING:
+        raise SystemExit(
+            f'bench_vs_peers needs the bench extra: .venv/bin/pip install -e ".[bench]" '
+            f"({PEERS_MISSING})"
+        )
+
 
 SYSTEMS = ("ours", "swarm", "supervisor", "swarm-trim", "supervisor-trim")
 WORKLOADS = ("handovers", "mixed")
@@ -385,6 +397,38 @@ class Call:
     messages: list[Any]
     tools: list[Any]
     answered: bool  # this call wrote the turn's reply
+    place: tuple[str, str] = ("", "")  # call_place(): (root step, root task)
+
+
+def call_place() -> tuple[str, str]:
+    """Where a model call runs: (the root graph's checkpoint its step started from, the root
+    task it runs in, `node:task_id`), from the config LangGraph gives the call.
+
+    Calls with the same root checkpoint ran in one step of the root graph; in different root
+    tasks of that step (our consults' `Send` tasks) they ran in parallel, on LangGraph's
+    executor threads; in one task (an agent subgraph's loop) one after another. ("", "")
+    outside a graph run: taken as a call of its own."""
+    try:
+        configurable = get_config().get("configurable") or {}
+    except RuntimeError:
+        return "", ""
+    step = (configurable.get("checkpoint_map") or {}).get("", "")
+    task = str(configurable.get("checkpoint_ns") or "").split("|", 1)[0]
+    return str(step), task
+
+
+def call_rows(places: list[tuple[str, str]], tokens: list[int]) -> list[list[int]]:
+    """A turn's calls, in order, as [input tokens, stage, lane]: stage numbers the root steps
+    (one after another), lane the root tasks within a stage (in parallel)."""
+    stages: dict[str, int] = {}
+    lanes: dict[tuple[str, str], int] = {}
+    rows = []
+    for i, ((step, task), count) in enumerate(zip(places, tokens, strict=True)):
+        key = step or f"unplaced-{i}"  # outside a run: a stage of its own
+        stage = stages.setdefault(key, len(stages))
+        lane = lanes.setdefault((key, task), len(lanes))
+        rows.append([count, stage, lane])
+    return rows
 
 
 @dataclass
@@ -438,7 +482,7 @@ class ScriptedChatModel(BaseChatModel):
         first = messages[0] if messages else None
         if isinstance(first, SystemMessage) and str(first.content).startswith(SUMMARISE_PROMPT):
             rec.counts[SUMMARIZER] += 1  # our stage 2 condensing old turns with this model
-            rec.calls.append(Call(SUMMARIZER, list(messages), tools, False))
+            rec.calls.append(Call(SUMMARIZER, list(messages), tools, False, call_place()))
             return _result(AIMessage(content=SUMMARY_REPLY))
         agent, base = self.agent, base_system(self.system)
         made = rec.counts[agent]
@@ -473,7 +517,7 @@ class ScriptedChatModel(BaseChatModel):
         if message is None:  # not in the script: the turn's checks will name it
             message = AIMessage(content=f"UNSCRIPTED call of {agent} in turn {turn.n}")
         answered = bool(message.content) and message.content == turn.reply
-        rec.calls.append(Call(agent, list(messages), tools, answered))
+        rec.calls.append(Call(agent, list(messages), tools, answered, call_place()))
         return _result(message)
 
 
@@ -858,6 +902,7 @@ class Player:
         answer = next(c for c in calls if c.answered)
         messages_tokens = self.count(answer.messages)
         schema_tokens = self.count.schemas(answer.tools)
+        per_call = [self.count(c.messages) + self.count.schemas(c.tools) for c in calls]
         row = {
             "turn": n,
             "kind": turn.kind,
@@ -866,9 +911,9 @@ class Player:
             "receiver_schema_tokens": schema_tokens,
             "receiver_tokens_with_schemas": messages_tokens + schema_tokens,
             "receiver_messages": len(answer.messages),
-            "input_tokens": sum(
-                self.count(c.messages) + self.count.schemas(c.tools) for c in calls
-            ),
+            "input_tokens": sum(per_call),
+            # each call's [input tokens, stage, lane]: the latency model's input (bench_vs_peers)
+            "calls": call_rows([c.place for c in calls], per_call),
             "model_calls": len(calls),
             "summarizer_calls": self.recorder.counts[SUMMARIZER],
             "checkpoint_bytes": self.store.bytes(),
