@@ -80,3 +80,26 @@ REMOTE_TIMEOUT = 120.0
 """Seconds a remote specialist's run may take in all before it counts as failed."""
 MAX_REMOTE_TIMEOUT = 3600.0
 """Longest `remote.timeout` a profile may set (one hour): every run stays finite."""
+
+LEDGER_MAX_ENTRIES = 60
+"""Entries the thread ledger keeps (`state/ledger.py`); past it the oldest superseded, then the
+oldest current entries leave."""
+LEDGER_MAX_TOKENS = 2000
+"""Tokens the thread ledger's texts may hold in all (the same rule makes room)."""
+LEDGER_ENTRY_MAX_TOKENS = 60
+"""Longest ledger entry; a longer statement is cut with an ellipsis."""
+LEDGER_ENTRIES_PER_MESSAGE = 8
+"""Most entries the extractor takes from one message (a pasted document is not a ledger)."""
+LEDGER_PACKAGE_RESERVE = 600
+"""Tokens of a package kept for the ledger before recent turns may take them: the graph cuts
+the longest recent turns (with a marker) rather than leave the ledger out."""
+RECENT_TURN_MIN_TOKENS = 120
+"""A recent turn is never cut below this many tokens to make room for the ledger."""
+EARLIER_TURNS_MAX = 4
+"""Earlier turns a package may carry as relevant to the handover (retrieved, not the last N)."""
+EARLIER_TURN_MAX_TOKENS = 160
+"""Longest earlier turn in a package; a longer one is cut with an ellipsis."""
+RECALL_MAX_CARDS = 300
+"""Archived turns retrieval can still find without reading the archive (the newest)."""
+RECALL_CARD_CHARS = 240
+"""Characters kept of an archived turn for retrieval."""

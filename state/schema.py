@@ -7,7 +7,7 @@ server API carry them without custom types.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, NotRequired
+from typing import Annotated, Any, Literal, NotRequired
 
 from langchain_core.messages import AnyMessage
 from langgraph.channels import DeltaChannel
@@ -15,6 +15,7 @@ from pydantic import Field
 from typing_extensions import TypedDict
 
 from .defaults import TRAIL_WINDOW
+from .ledger import LedgerEntry, LedgerMark, RecallCard, merge_ledger, merge_recall
 from .messages import merge_messages
 
 ORCHESTRATOR = "orchestrator"
@@ -33,6 +34,10 @@ SNAPSHOT_EVERY = 20
 run loads the last snapshot and replays the writes since (docs/SCALE.md has the figures)."""
 TRAIL_SNAPSHOT_EVERY = 8
 """The trail is written about a third as often: its snapshots come about as often in turns."""
+LEDGER_SNAPSHOT_EVERY = 5
+"""The ledger and the recall cards are written once every user turn (often with nothing new):
+a run reads back to their last snapshot, about five turns, as for the conversation."""
+RECALL_SNAPSHOT_EVERY = 5
 
 
 def append_trail(state: list[dict] | None, writes: list) -> list[dict]:  # type: ignore[type-arg]
@@ -87,6 +92,12 @@ class HandoverRecord(TypedDict):
     usage: NotRequired[HoldUsage]
     """A return, or a specialist's handover onward: the model calls and tokens of the hold
     it ends."""
+    ledger_entries: NotRequired[int]
+    """A handover or consult: the thread-ledger entries its package showed."""
+    ledger_omitted: NotRequired[int]
+    """... and those that did not fit (stage 2 has them)."""
+    earlier_turns: NotRequired[int]
+    """... and the earlier turns it carried as relevant (besides the recent ones)."""
 
 
 class HandoverPackage(TypedDict):
@@ -111,6 +122,14 @@ class HandoverPackage(TypedDict):
     rendered: str
     last_time: NotRequired[list[str]]
     """The specialist's newest outcomes in this project, one line each ("last time")."""
+    ledger: NotRequired[list[str]]
+    """The thread ledger's lines the package shows (what the conversation has settled), newest
+    and most relevant first."""
+    ledger_omitted: NotRequired[int]
+    """Current ledger entries that did not fit (stage 2, `request_full_history`, has them)."""
+    earlier_turns: NotRequired[list[str]]
+    """Earlier turns of the whole thread most relevant to the handover (retrieved lexically),
+    besides the recent turns."""
 
 
 PUBLIC_PACKAGE_FIELDS = (
@@ -266,6 +285,27 @@ class HandoverState(TypedDict, total=False):
             "window's own, what the whole conversation would cost a full-history system.",
         ),
     ]
+    ledger: Annotated[
+        list[LedgerEntry],
+        DeltaChannel(merge_ledger, snapshot_frequency=LEDGER_SNAPSHOT_EVERY),
+        Field(
+            description="The thread ledger: the decisions, constraints and artifacts the "
+            "conversation has settled, with their source and turn; bounded, redacted; every "
+            "handover's package carries it."
+        ),
+    ]
+    ledger_mark: Annotated[
+        LedgerMark | None,
+        Field(description="How far the ledger's extractor has read the conversation."),
+    ]
+    recall: Annotated[
+        list[RecallCard],
+        DeltaChannel(merge_recall, snapshot_frequency=RECALL_SNAPSHOT_EVERY),
+        Field(
+            description="Short texts of the turns archived out of the window, for retrieving "
+            "a relevant earlier turn into a package (the newest few hundred)."
+        ),
+    ]
     consult: Annotated[
         ConsultRound | None,
         Field(
@@ -301,4 +341,10 @@ def usable(state: HandoverState) -> HandoverState:
         out["messages"] = []
     if not isinstance(out.get("consult"), dict):
         out["consult"] = None
+    for key in ("ledger", "recall"):
+        value = out.get(key)
+        out[key] = [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+    mark: Any = out.get("ledger_mark")
+    ok = isinstance(mark, dict) and isinstance(mark.get("turns"), int)
+    out["ledger_mark"] = mark if ok and isinstance(mark.get("upto"), str) else None
     return out  # type: ignore[return-value]

@@ -31,6 +31,7 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.types import Command
 from pydantic import TypeAdapter, ValidationError
 
+from .ledger import LedgerEntry, LedgerMark, RecallCard
 from .messages import message_text
 from .schema import ActiveHandover, ConsultAnswer, ConsultRound, HandoverRecord, HoldUsage
 from .tokens import TokenCounter
@@ -153,6 +154,9 @@ _COUNT = TypeAdapter(int)
 _USAGE = TypeAdapter(HoldUsage | None)
 _NAMES = TypeAdapter(list[str])
 _CONSULT = TypeAdapter(ConsultRound | ConsultAnswer | None)
+_LEDGER = TypeAdapter(list[LedgerEntry])
+_MARK = TypeAdapter(LedgerMark | None)
+_CARDS = TypeAdapter(list[RecallCard])
 
 
 def check_update(
@@ -190,7 +194,7 @@ def check_update(
             checked[key] = value
         elif key in _VALIDATORS:
             adapter, what = _VALIDATORS[key]
-            if key == "handovers" and isinstance(value, Mapping):
+            if key in ("handovers", "ledger", "recall") and isinstance(value, Mapping):
                 value = [value]
             try:
                 checked[key] = adapter.validate_python(value, strict=True)
@@ -219,6 +223,9 @@ _VALIDATORS: dict[str, tuple[TypeAdapter[Any], str]] = {
     "hold_usage": (_USAGE, "null or a hold's usage (state/schema.py: HoldUsage)"),
     "turn_trail": (_NAMES, "a list of strings"),
     "consult": (_CONSULT, "null or a consult round (state/schema.py: ConsultRound)"),
+    "ledger": (_LEDGER, "thread-ledger entries to add (state/ledger.py: LedgerEntry)"),
+    "ledger_mark": (_MARK, "null or the ledger's reading mark (state/ledger.py: LedgerMark)"),
+    "recall": (_CARDS, "recall cards to add (state/ledger.py: RecallCard)"),
 }
 
 
