@@ -1,0 +1,200 @@
+"""Ledger entries from each source: user turns, handover arguments, returns and outcomes.
+
+`user_entries` reads the user messages the ledger has not read yet (its mark is the last
+message read); `stated_entries` turns a handover's or a return's `decisions` and `artifacts`
+into entries; `outcome_entries` reads an outcome's summary like a user turn. Every text is
+redacted and cut to `LEDGER_ENTRY_MAX_TOKENS` before it is stored. An entry's id comes from
+its kind and its words, so the same statement made twice is one entry.
+
+Which older entry a new one replaces is decided here, against the ledger's current entries (and
+those made before it in the same write): one about the same slot that names a value the new
+one says is replaced ("instead of Postgres"), or, when the new one says it changes something
+("actually", "switch", "relax the latency budget"), one about the same slot that names other
+values. Otherwise both stay current: the extractor cannot tell a changed mind from a second
+choice, and says nothing rather than guess.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from langchain_core.messages import BaseMessage
+
+from ...state import TokenCounter, message_text
+from ...state.defaults import LEDGER_ENTRY_MAX_TOKENS
+from ...state.ledger import LedgerEntry, LedgerMark, current_entries
+from ..briefing.redact import redact
+from .extract import Fact, analyse, extract_facts
+from .recall import is_user_turn
+
+_WORD = re.compile(r"[a-z0-9]+(?:[._/-][a-z0-9]+)*")
+NEAR_DUPLICATE = 0.8
+"""Word overlap (Jaccard) above which two statements of one kind are one entry."""
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(_WORD.findall(text.lower()))
+
+
+def entry_id(kind: str, text: str) -> str:
+    """A stable id from the kind and the words (case, spacing and punctuation aside)."""
+    canonical = " ".join(_WORD.findall(text.lower()))
+    return "l-" + hashlib.sha256(f"{kind}\n{canonical}".encode()).hexdigest()[:16]
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _same_as(fact: Fact, entries: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+    """The entry that states the same thing (same id, or nearly the same words)."""
+    words = _words(fact.text)
+    for entry in reversed(entries):
+        if entry["kind"] != fact.kind:
+            continue
+        other = _words(entry["text"])
+        union = words | other
+        if union and len(words & other) / len(union) >= NEAR_DUPLICATE:
+            return entry
+    return None
+
+
+def replaced_by(fact: Fact, entries: Iterable[dict[str, Any]]) -> list[str]:
+    """Ids of the current entries `fact` replaces (see the module's docstring)."""
+    if not fact.slot or not (fact.replaced or fact.change):
+        return []
+    settled = ("decision", "constraint")
+    out = []
+    for entry in entries:
+        if entry.get("status", "current") != "current" or entry.get("slot") != fact.slot:
+            continue
+        if (entry["kind"] in settled) != (fact.kind in settled):
+            continue
+        values = set(entry.get("values") or [])
+        if fact.replaced and values & set(fact.replaced):
+            out.append(entry["id"])
+        elif fact.change and values and fact.values and not values & set(fact.values):
+            out.append(entry["id"])
+    return out
+
+
+def make_entries(
+    facts: Sequence[Fact],
+    *,
+    source: str,
+    by: str,
+    turn: int,
+    ledger: Sequence[Any],
+    counter: TokenCounter,
+    when: str | None = None,
+) -> list[LedgerEntry]:
+    """The entries `facts` add to `ledger` (its current entries read for what they replace;
+    restatements of a current entry left out)."""
+    when = when or _now()
+    known = [dict(e) for e in current_entries(list(ledger))]
+    made: list[LedgerEntry] = []
+    for fact in facts:
+        text = counter.truncate(" ".join(redact(fact.text).text.split()), LEDGER_ENTRY_MAX_TOKENS)
+        if not text:
+            continue
+        fact = Fact(fact.kind, text, fact.slot, fact.values, fact.replaced, fact.change)
+        if _same_as(fact, known) is not None:
+            continue  # said before and still current: the older entry stands
+        entry: dict[str, Any] = {
+            "id": entry_id(fact.kind, text),
+            "kind": fact.kind,
+            "text": text,
+            "source": source,
+            "by": by,
+            "turn": turn,
+            "time": when,
+            "status": "current",
+            "tokens": counter.count_text(text),
+        }
+        if fact.slot:
+            entry["slot"] = fact.slot
+        if fact.values:
+            entry["values"] = [redact(v).text for v in fact.values][:8]
+        replaces = replaced_by(fact, known)
+        if replaces:
+            entry["supersedes"] = replaces
+            for other in known:
+                if other["id"] in replaces:
+                    other["status"] = "superseded"
+        known.append(entry)
+        made.append(entry)  # type: ignore[arg-type]
+    return made
+
+
+def unread_user_messages(
+    messages: Sequence[BaseMessage], mark: LedgerMark | None
+) -> list[BaseMessage]:
+    """The user messages after the ledger's mark (all of the window's when it has none)."""
+    start = 0
+    if mark is not None:
+        for i in range(len(messages) - 1, -1, -1):
+            if messages[i].id == mark["upto"]:
+                start = i + 1
+                break
+    return [m for m in messages[start:] if is_user_turn(m)]
+
+
+def user_entries(
+    messages: Sequence[BaseMessage],
+    *,
+    mark: LedgerMark | None,
+    ledger: Sequence[Any],
+    counter: TokenCounter,
+) -> tuple[list[LedgerEntry], LedgerMark | None]:
+    """What the unread user messages settle, and the new mark (None when nothing was read)."""
+    unread = unread_user_messages(messages, mark)
+    if not unread:
+        return [], None
+    turns = mark["turns"] if mark is not None else 0
+    made: list[LedgerEntry] = []
+    for message in unread:
+        turns += 1
+        facts = extract_facts(message_text(message))
+        made += make_entries(
+            facts, source="user", by="user", turn=turns, ledger=[*ledger, *made], counter=counter
+        )
+    last = next((m.id for m in reversed(messages) if m.id), "")
+    return made, {"upto": last or "", "turns": turns}
+
+
+def stated_entries(
+    *,
+    decisions: Any,
+    artifacts: Any,
+    source: str,
+    by: str,
+    turn: int,
+    ledger: Sequence[Any],
+    counter: TokenCounter,
+) -> list[LedgerEntry]:
+    """Entries for a handover's or a return's own `decisions` and `artifacts` lists."""
+    facts = [
+        analyse(item, kind)
+        for items, kind in ((decisions, "decision"), (artifacts, "artifact"))
+        for item in (items if isinstance(items, list) else [])
+        if isinstance(item, str) and item.strip()
+    ]
+    return make_entries(facts, source=source, by=by, turn=turn, ledger=ledger, counter=counter)
+
+
+def outcome_entries(
+    summary: str,
+    *,
+    by: str,
+    turn: int,
+    ledger: Sequence[Any],
+    counter: TokenCounter,
+    source: str = "outcome",
+) -> list[LedgerEntry]:
+    """What a specialist's hand-back summary settles, read as a user turn is."""
+    facts = extract_facts(summary)
+    return make_entries(facts, source=source, by=by, turn=turn, ledger=ledger, counter=counter)

@@ -1,0 +1,914 @@
+"""The words the ledger's extractor reads: cues of a decision or a constraint, artifact patterns,
+and the slots a decision can be about (so a changed mind can be told from a second choice).
+
+Plain data and regular expressions: no model, no network. A slot is what a decision settles
+(`database`, `region`, `auth`, `latency`, ...): the words that name the slot and the values it
+may take. Two statements about one slot are one decision changed when the newer says so
+("instead of", "switch from", "actually", ...); two values of one slot without such a word are
+kept side by side (a service may well use Postgres and SQLite).
+"""
+
+from __future__ import annotations
+
+import re
+
+# --- artifacts -----------------------------------------------------------------------------
+
+URL = re.compile(r"\bhttps?://[^\s<>\"'`)\]]+", re.I)
+PATH = re.compile(
+    r"(?<![\w@:/.-])(?:~|\.{1,2})?/?(?:[\w@.+-]+/)+[\w@.+-]*"  # with a slash
+    r"|(?<![\w@/.-])\.?[\w-]+\.(?:py|pyi|ts|tsx|js|jsx|mjs|cjs|css|scss|html|md|mdx|rst|json|"
+    r"ya?ml|toml|ini|cfg|conf|env|sql|sh|bash|go|rs|java|kt|kts|swift|rb|php|cs|cpp|cc|c|h|hpp|"
+    r"txt|csv|lock|proto|graphql|gql|tf|tfvars|hcl|xml|gradle|ipynb|vue|svelte|dart|ex|exs|"
+    r"lua|pdf|png|svg)\b"
+    r"|\b(?:Dockerfile|Makefile|Procfile|Jenkinsfile|Caddyfile|Gemfile|Rakefile|Vagrantfile)\b"
+)
+NOT_PATHS = frozenset(
+    {
+        "and/or",
+        "i/o",
+        "w/o",
+        "tcp/ip",
+        "n/a",
+        "either/or",
+        "on/off",
+        "yes/no",
+        "read/write",
+        "input/output",
+        "client/server",
+        "a/b",
+        "24/7",
+        "ci/cd",
+        "he/she",
+        "his/her",
+        "s/he",
+        "true/false",
+        "am/pm",
+        "pros/cons",
+        "ui/ux",
+        "req/s",
+        "km/h",
+    }
+)
+"""Slash words that are not paths."""
+EXTENSION = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,7}$")
+TICKET = re.compile(r"\b[A-Z][A-Z0-9]{1,9}-\d{1,6}\b")
+ENV_NAME = re.compile(r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9]\b")
+CODE = re.compile(r"`([^`\n]{2,80})`")
+REGION = re.compile(
+    r"\b(?:(?:us|eu|ap|sa|ca|me|af|il|mx|cn)-(?:gov-)?(?:north|south|east|west|central|"
+    r"northeast|southeast|northwest|southwest)-\d"
+    r"|(?:us|europe|asia|australia|northamerica|southamerica|me|africa)-(?:north|south|east|"
+    r"west|central|northeast|southeast|northwest|southwest)\d"
+    r"|(?:west|east|north|south|central)(?:us|europe|eu)\d?|uksouth|ukwest|fra\d|ams\d|lhr|iad)\b",
+    re.I,
+)
+VERSION = re.compile(
+    r"\bv\d+(?:\.\d+){1,3}(?:-[\w.]+)?\b"
+    r"|\b(?:python|py|node(?:\.?js)?|go(?:lang)?|java|jdk|ruby|rust|rustc|php|perl|postgres(?:ql)?"
+    r"|pg|mysql|mariadb|mongo(?:db)?|redis|react|vue|angular|next(?:\.?js)?|nuxt|django|rails"
+    r"|kubernetes|k8s|terraform|ubuntu|debian|alpine|\.net|dotnet|kotlin|swift|scala|elixir"
+    r"|erlang|otp|typescript|ts|deno|bun|elasticsearch|opensearch|kafka|spring(?: boot)?"
+    r"|laravel|flask|fastapi|express|nestjs|svelte|sveltekit|flutter|dart|ios|android|api"
+    r"|gradle|maven|npm|pnpm|yarn|pydantic|sqlalchemy|celery|airflow|spark|tailwind|bootstrap"
+    r"|webpack|vite|jest|pytest|playwright|helm|istio|envoy|nginx|openssl|tls|http|oauth|unity"
+    r"|unreal|godot|llvm|gcc|clang|cuda|pytorch|tensorflow|numpy|pandas|protobuf|grpc|openapi"
+    r"|graphql|es|ecmascript|c\+\+|cpp|c#|lua|r|julia|haskell|ocaml|zig)\s?v?\d+(?:\.\d+){0,2}"
+    r"(?:\.x|\+)?(?!\.?\d)(?!\s?(?:ms|s|%|gb|mb|kb|days?|hours?|minutes?)\b)",
+    re.I,
+)
+UNIT = (
+    r"(?:ms|millis(?:econds?)?|µs|us|ns|s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?|days?|"
+    r"d|weeks?|wks?|months?|mos?|years?|yrs?|b|bytes?|kb|mb|gb|tb|pb|kib|mib|gib|tib|k|m|"
+    r"%|percent|rps|qps|rpm|tps|req/s|requests?(?:/| per | a )(?:s|sec|second|min|minute)|"
+    r"users?|connections?|conns?|retries|retry|attempts?|tries|items?|rows?|records?|events?|"
+    r"messages?|msgs?|cents?|usd|eur|gbp|dollars?|euros?|x|cores?|vcpus?|cpus?|nodes?|"
+    r"replicas?|pods?|instances?|workers?|threads?|shards?|partitions?|chars?|characters?|"
+    r"tokens?|px|rem|em|pt|fps|dpi|mbps|gbps|kbps|ghz|mhz|digits?|decimals?|places|"
+    r"columns?|fields?|levels?|steps?|pages?|lines?|tabs?|spaces?|seats?|tenants?|regions?|"
+    r"zones?|azs?|backups?|copies|versions?|releases?|sprints?|points?|stars?|colou?rs?)"
+)
+NUMBER_UNIT = re.compile(
+    rf"(?:[$€£]\s?\d[\d,]*(?:\.\d+)?\s?[kmb]?\b|\b\d[\d,]*(?:\.\d+)?\s?{UNIT}(?![\w/])"
+    r"|\b\d+(?:\.\d+)?\s?nines\b)",
+    re.I,
+)
+FORMATS = re.compile(
+    r"\b(?:ulids?|uuids?(?:v\d)?|uuid ?v\d|ksuids?|nanoids?|snowflake(?: ids?)?|cuids?|"
+    r"iso[ -]?8601|rfc ?\d{3,4}|semver|calver|utf-?8|utc|e\.164|base(?:32|58|64)|"
+    r"snake_case|camelcase|kebab-case|pascalcase|json(?:lines|l)?|ndjson|parquet|avro|csv|"
+    r"protobuf|msgpack|yaml|toml|markdown|sha-?256|bcrypt|argon2|scrypt|aes-?256|ed25519|"
+    r"rsa|jwt|jwts|oauth ?2(?:\.\d)?|oidc|saml|mtls|tls ?1\.\d|http/?[23]|websockets?|sse|"
+    r"grpc|graphql|rest(?:ful)?|soap|cron|integer cents|minor units|bigint|decimal|numeric)\b",
+    re.I,
+)
+"""Named formats and schemes: an ID format or an encoding is a decision's substance."""
+
+# --- cues ------------------------------------------------------------------------------------
+
+DECISION = re.compile(
+    r"\b(?:we|i|the team|team|they|everyone|product|the client|the customer)\s+(?:have\s+|'ve\s+|"
+    r"all\s+|finally\s+|just\s+)?(?:decided|agreed|chose|chosen|picked|selected|settled|opted|"
+    r"went|committed|landed|standardi[sz]ed|signed off|locked in|voted)\b"
+    r"|\blet'?s\s+(?:just\s+|also\s+|definitely\s+|please\s+)?(?:go|use|pick|choose|stick|keep|"
+    r"switch|move|adopt|standardi[sz]e|store|put|deploy|host|run|target|call|name|model|"
+    r"represent|treat|encode|format|default|require|enforce|limit|cap|set|pin|ship|build|"
+    r"make it|make them|bill|charge|retain|expire|lock|settle|rely|support|expose|version|"
+    r"split|merge|partition|shard|cache|queue|log|send|serve|write|keep|do)\b"
+    r"|\b(?:we|i)(?:'ll| will| are going to|'re going to| shall| would like to|'d like to| want to)"
+    r"\s+(?:just\s+|also\s+|now\s+)?(?:use|go|stick|adopt|keep|deploy|host|store|run|target|"
+    r"standardi[sz]e|switch|move|pin|require|enforce|support|build|write|expose|model|"
+    r"represent|encode|format|name|call|ship|bill|charge|retain|expire|rely|version|split|"
+    r"partition|shard|cache|log|serve|put|default)\b"
+    r"|\b(?:we|i)(?:'re| are| am|'m)\s+(?:now\s+)?(?:using|going with|on|sticking with|"
+    r"switching to|moving to|standardi[sz]ing on|targeting|deploying (?:to|on)|hosting on)\b"
+    r"|\b(?:we|i)\s+(?:use|prefer|standardi[sz]e on|rely on|target|deploy to|host on|build on|"
+    r"run on|store|keep)\b"
+    r"|\bgo(?:ing|es)? with\b|\bsettled on\b|\bstick(?:ing)? with\b|\bsettle on\b"
+    r"|\bswitch(?:ing|ed)?\s+(?:over\s+)?(?:to|from)\b|\bmov(?:e|ing|ed)\s+(?:over\s+)?(?:to|from)\b"
+    r"|\binstead of\b|\brather than\b|\bscratch\b|\bchanged? (?:my|our) minds?\b"
+    r"|\bon second thought\b|\b(?:\w+[\w.+-]*\s){1,2}it is\b|\bfinal (?:answer|call|decision)\b"
+    r"|\b(?:decision|verdict|choice|pick|plan|call)\s*(?:is|was|:)"
+    r"|\bdecided\b|\bagreed\b|\bapproved\b|\bconfirmed\b|\bsigned off\b"
+    r"|\bis (?:the|our) (?:plan|way to go|choice|winner|pick|standard|default|source of truth)\b"
+    r"|\bas agreed\b|\bgo ahead with\b|\bthe plan is\b|\bdefaults? to\b|\bsource of truth\b"
+    r"|\bwill be (?:our|the)\b|\bour (?:stack|choice|pick|db|database|backend|frontend) (?:is|will)\b"
+    r"|\bfrom now on\b|\bgoing forward\b|\bwe'?re (?:a|an) \w+ shop\b"
+    r"|^(?:please\s+)?(?:use|pick|choose|adopt|go with|stick with|target|pin|deploy (?:to|on)|"
+    r"host (?:it )?on|store|standardi[sz]e on|switch to|move to|bill|charge|cap|limit|set)\b",
+    re.I,
+)
+CONSTRAINT = re.compile(
+    r"\b(?:must|mustn'?t|has to|have to|needs? to|shall|cannot|can'?t|can not|may not|"
+    r"should never|should always|should not|shouldn'?t|(?:is|are) required|required|"
+    r"requirement|mandatory|non-negotiable|non negotiable|hard (?:requirement|limit|"
+    r"constraint|rule|line|cap|stop|deadline)|constraint|no exceptions|not allowed|forbidden|"
+    r"prohibited|never|always|at most|at least|no more than|no less than|not more than|"
+    r"not exceed|exceed|up to|maximum|minimum|max|min|cap(?:ped)? at|limit(?:ed)? to|"
+    r"budget|deadline|sla|slo|slas|slos|uptime|availability|compliance|compliant|gdpr|hipaa|"
+    r"pci(?:-dss)?|soc ?2|iso ?27001|retention|retain(?:ed)?|purged?|deleted? after|expire[sd]?|"
+    r"ttl|(?:don'?t|do not|does not|doesn'?t|won'?t|will not) (?:use|store|log|allow|expose|"
+    r"ship|deploy|touch|break|change|send|keep|retain|support|add|depend|call|rely|persist|"
+    r"share|collect|track|cache|commit|push|merge|mix|print|leak))\b"
+    r"|\bonly\s+(?:use|allow|accept|support|store|run|deploy|ship|keep|expose|ever)\b"
+    r"|\b(?:under|below|within|over|above|less than|more than|fewer than)\s+[$€£]?\d",
+    re.I,
+)
+CHANGE = re.compile(
+    r"\b(?:actually|instead|instead of|rather than|scratch|switch(?:ing|ed)?|mov(?:e|ing|ed) "
+    r"(?:over )?to|chang(?:e|ed|ing)|changed? (?:my|our) minds?|no longer|not anymore|"
+    r"any ?more|on second thought|correction|update:|revis(?:e|ed|ing)|replac(?:e|ed|"
+    r"ing)|relax(?:ed|ing)?|tighten(?:ed|ing)?|bump(?:ed|ing)?|rais(?:e|ed|ing)|lower(?:ed|ing)?|"
+    r"reduc(?:e|ed|ing)|increas(?:e|ed|ing)|drop(?:ped|ping)?|ditch(?:ed|ing)?|"
+    r"from now on|going forward|wait|hold on|turns out|make (?:it|that)|not \w+ but)\b",
+    re.I,
+)
+"""Words that say a statement replaces an earlier one of its slot."""
+REPLACED_BEFORE = re.compile(
+    r"(?:instead of|rather than|scratch(?: that)?|not|no longer|no more|drop(?:ping)?|ditch(?:ing)?"
+    r"|away from|switch(?:ing|ed)? from|mov(?:e|ing|ed) (?:away )?from|replac(?:e|ing)|from|"
+    r"over|forget(?: about)?|abandon(?:ing)?|remove|removing|kill|killing)\s+(?:the\s+|our\s+|"
+    r"using\s+)?$",
+    re.I,
+)
+"""Read just before a value: that value is the one being replaced."""
+REPLACED_AFTER = re.compile(
+    r"^\s*(?:is|was|are)?\s*(?:out|gone|dead|off the table|dropped|deprecated|cancel+ed|no more)\b",
+    re.I,
+)
+TENTATIVE = re.compile(
+    r"^(?:\W*)(?:if|maybe|perhaps|possibly|what if|how about|could we|should we|would we|do we|"
+    r"did we|can we|shall we|are we|were we|is it|is there|i wonder|wondering|not sure|unsure|"
+    r"i'?m not sure|no idea|thinking about|considering|we could|we might|might|any thoughts|"
+    r"thoughts on|does anyone|has anyone|idk|dunno|i guess|hypothetically|suppose|say we|"
+    r"let me know|can you|could you|would you|will you|please (?:check|look|review|explain|tell)"
+    r"|why|how|what|when|where|which|who)\b"
+    r"|\b(?:not (?:yet )?decided|undecided|haven'?t decided|still deciding|tbd|to be decided|"
+    r"open question|up in the air|not settled|no decision|not sure yet|for now maybe)\b",
+    re.I,
+)
+"""A question, a maybe, or an explicit "not decided": nothing settled."""
+NARRATIVE = re.compile(
+    r"\b(?:yesterday|last (?:week|night|time|month|year|sprint)|earlier today|this morning|"
+    r"the other day|a while ago|back then|in my last job|at my old job|years ago|once|used to|"
+    r"i (?:looked|saw|read|opened|checked|glanced|skimmed|noticed|found|tried|ran|spent|"
+    r"watched|heard|remember|think i|was)|took|broke|crashed|failed|flaked|timed out|"
+    r"was (?:slow|down|broken|red|green)|went down|lol|haha|coffee|lunch|weekend|vacation|"
+    r"meeting|standup|stand-up|demo day|must (?:say|admit)|have to (?:say|admit|go|run|leave)|"
+    r"need to (?:go|run|leave|grab|step away|take a break))\b",
+    re.I,
+)
+"""Telling what happened: numbers and files in it are news, not settled things."""
+ARTIFACT_CUE = re.compile(
+    r"\b(?:lives?|lies|sits?|is|are|will be|should be|goes|go|put|store[ds]?|keep|save[ds]?|"
+    r"located|defined|documented|described|specified|spec|specs|schema|config|configuration|"
+    r"workflow|pipeline|template|path|file|folder|directory|repo|repository|url|link|endpoint|"
+    r"docs?|wiki|runbook|see|use|using|reference|points? to|here'?s|here is|source of truth|"
+    r"entry ?point|main|canonical|owner|tracked in|ticket|issue|epic|pr|branch|tag|image|"
+    r"bucket|dashboard|channel|version|pin(?:ned)?|upgrade|target|require[sd]?|on)\b",
+    re.I,
+)
+LEAD_IN = re.compile(
+    r"^(?:(?:ok(?:ay)?|alright|all right|right|so|also|and|btw|by the way|oh|hey|hi|hello|well|"
+    r"fyi|note|quick note|one more thing|another thing|plus|anyway|great|cool|thanks|"
+    r"thank you|perfect|nice|good|yes|yeah|yep|sure)\b[\s,:;.!-]*)+",
+    re.I,
+)
+"""Words that open a statement without adding to it."""
+
+# --- slots ------------------------------------------------------------------------------------
+
+SLOTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    # slot: (words naming the slot, values it may take)
+    "database": (
+        (
+            "database",
+            "databases",
+            "db",
+            "dbs",
+            "datastore",
+            "data store",
+            "primary store",
+            "storage engine",
+            "persistence",
+            "sql",
+        ),
+        (
+            "postgres",
+            "postgresql",
+            "pg",
+            "mysql",
+            "mariadb",
+            "sqlite",
+            "mongodb",
+            "mongo",
+            "dynamodb",
+            "dynamo",
+            "cassandra",
+            "scylladb",
+            "cockroachdb",
+            "cockroach",
+            "firestore",
+            "supabase",
+            "planetscale",
+            "neon",
+            "aurora",
+            "spanner",
+            "bigquery",
+            "snowflake",
+            "clickhouse",
+            "timescaledb",
+            "timescale",
+            "influxdb",
+            "couchdb",
+            "neo4j",
+            "oracle",
+            "sql server",
+            "mssql",
+            "duckdb",
+            "redshift",
+            "fauna",
+            "tidb",
+            "yugabytedb",
+        ),
+    ),
+    "cache": (
+        ("cache", "caching", "cache layer"),
+        ("redis", "memcached", "valkey", "varnish", "keydb", "dragonfly"),
+    ),
+    "queue": (
+        (
+            "queue",
+            "queues",
+            "message bus",
+            "broker",
+            "event bus",
+            "streaming",
+            "pubsub",
+            "pub/sub",
+            "job queue",
+            "task queue",
+        ),
+        (
+            "kafka",
+            "rabbitmq",
+            "sqs",
+            "sns",
+            "nats",
+            "kinesis",
+            "pulsar",
+            "celery",
+            "sidekiq",
+            "bullmq",
+            "temporal",
+            "eventbridge",
+            "redpanda",
+            "google pub/sub",
+        ),
+    ),
+    "auth": (
+        (
+            "auth",
+            "authentication",
+            "login",
+            "sign-in",
+            "sign in",
+            "sso",
+            "identity",
+            "identity provider",
+            "idp",
+            "auth provider",
+            "authorization",
+            "user accounts",
+        ),
+        (
+            "auth0",
+            "okta",
+            "cognito",
+            "keycloak",
+            "firebase auth",
+            "clerk",
+            "supabase auth",
+            "azure ad",
+            "entra",
+            "entra id",
+            "ory",
+            "authentik",
+            "fusionauth",
+            "workos",
+            "stytch",
+            "magic links",
+            "passkeys",
+            "google sign-in",
+            "saml",
+            "oidc",
+            "oauth",
+        ),
+    ),
+    "region": (
+        (
+            "region",
+            "regions",
+            "data center",
+            "datacenter",
+            "data residency",
+            "hosted in",
+            "location",
+            "zone",
+        ),
+        (),
+    ),
+    "cloud": (
+        (
+            "cloud",
+            "hosting",
+            "host",
+            "hosted",
+            "platform",
+            "infrastructure",
+            "infra",
+            "deploy target",
+            "deployment target",
+            "runtime platform",
+        ),
+        (
+            "aws",
+            "gcp",
+            "google cloud",
+            "azure",
+            "fly.io",
+            "fly",
+            "heroku",
+            "vercel",
+            "netlify",
+            "render",
+            "railway",
+            "digitalocean",
+            "hetzner",
+            "cloudflare workers",
+            "cloudflare",
+            "kubernetes",
+            "k8s",
+            "eks",
+            "gke",
+            "aks",
+            "ecs",
+            "fargate",
+            "lambda",
+            "cloud run",
+            "app engine",
+            "nomad",
+            "on-prem",
+            "on prem",
+            "bare metal",
+        ),
+    ),
+    "language": (
+        ("language", "backend language", "written in", "codebase in", "implemented in"),
+        (
+            "python",
+            "go",
+            "golang",
+            "rust",
+            "typescript",
+            "javascript",
+            "java",
+            "kotlin",
+            "ruby",
+            "elixir",
+            "erlang",
+            "scala",
+            "c#",
+            "php",
+            "swift",
+            "dart",
+            "c++",
+            "zig",
+            "clojure",
+            "haskell",
+            "ocaml",
+        ),
+    ),
+    "framework": (
+        (
+            "framework",
+            "web framework",
+            "frontend framework",
+            "backend framework",
+            "ui library",
+            "stack",
+        ),
+        (
+            "django",
+            "flask",
+            "fastapi",
+            "rails",
+            "ruby on rails",
+            "spring",
+            "spring boot",
+            "express",
+            "nestjs",
+            "next.js",
+            "nextjs",
+            "nuxt",
+            "react",
+            "react native",
+            "vue",
+            "svelte",
+            "sveltekit",
+            "angular",
+            "flutter",
+            "swiftui",
+            "jetpack compose",
+            "laravel",
+            "phoenix",
+            "gin",
+            "echo",
+            "fiber",
+            "actix",
+            "axum",
+            "remix",
+            "astro",
+            "htmx",
+            "solid",
+            "qwik",
+            "ember",
+            "electron",
+            "tauri",
+            "unity",
+            "unreal",
+            "godot",
+        ),
+    ),
+    "ci": (
+        (
+            "ci",
+            "ci/cd",
+            "continuous integration",
+            "pipeline",
+            "build pipeline",
+            "workflow",
+            "ci workflow",
+        ),
+        (
+            "github actions",
+            "gitlab ci",
+            "circleci",
+            "jenkins",
+            "buildkite",
+            "travis",
+            "azure pipelines",
+            "drone",
+            "teamcity",
+            "bitbucket pipelines",
+            "argo",
+            "argocd",
+            "tekton",
+            "spinnaker",
+        ),
+    ),
+    "ids": (
+        (
+            "id",
+            "ids",
+            "identifier",
+            "identifiers",
+            "primary key",
+            "primary keys",
+            "keys",
+            "id format",
+            "order id",
+            "user id",
+            "invoice id",
+            "reference",
+        ),
+        (
+            "ulid",
+            "ulids",
+            "uuid",
+            "uuids",
+            "uuidv4",
+            "uuidv7",
+            "uuid v4",
+            "uuid v7",
+            "ksuid",
+            "ksuids",
+            "nanoid",
+            "nanoids",
+            "snowflake",
+            "snowflake ids",
+            "cuid",
+            "cuids",
+            "autoincrement",
+            "auto-increment",
+            "serial",
+            "bigint",
+            "bigserial",
+            "sequential",
+        ),
+    ),
+    "money": (
+        (
+            "money",
+            "amount",
+            "amounts",
+            "price",
+            "prices",
+            "pricing",
+            "currency",
+            "currencies",
+            "totals",
+            "balance",
+            "balances",
+            "monetary",
+            "payments",
+            "payment",
+        ),
+        (
+            "integer cents",
+            "cents",
+            "minor units",
+            "decimal",
+            "numeric",
+            "float",
+            "floats",
+            "bigdecimal",
+            "money type",
+            "stripe",
+            "adyen",
+            "paypal",
+            "braintree",
+            "mollie",
+            "paddle",
+            "lemon squeezy",
+        ),
+    ),
+    "retention": (
+        (
+            "retention",
+            "retain",
+            "retained",
+            "kept for",
+            "purge",
+            "purged",
+            "deleted after",
+            "expire",
+            "expires",
+            "expiry",
+            "ttl",
+            "lifecycle",
+        ),
+        (),
+    ),
+    "latency": (
+        (
+            "latency",
+            "response time",
+            "response times",
+            "p50",
+            "p75",
+            "p90",
+            "p95",
+            "p99",
+            "p999",
+            "round trip",
+            "time to first byte",
+            "ttfb",
+            "load time",
+            "page load",
+        ),
+        (),
+    ),
+    "timeout": (("timeout", "timeouts", "time out", "deadline"), ()),
+    "retries": (("retries", "retry", "retrying", "attempts", "backoff"), ()),
+    "rate_limit": (
+        ("rate limit", "rate limits", "rate-limit", "throttle", "throttling", "quota", "quotas"),
+        (),
+    ),
+    "throughput": (("throughput", "rps", "qps", "requests per second", "tps", "load"), ()),
+    "availability": (("uptime", "availability", "sla", "slo", "nines"), ()),
+    "budget": (("budget", "cost", "costs", "spend", "monthly bill", "price cap"), ()),
+    "memory": (("memory", "ram", "heap", "footprint"), ()),
+    "size": (
+        (
+            "size",
+            "max size",
+            "file size",
+            "payload",
+            "upload",
+            "uploads",
+            "page size",
+            "batch size",
+            "bundle",
+            "bundle size",
+            "image size",
+        ),
+        (),
+    ),
+    "observability": (
+        (
+            "logging",
+            "logs",
+            "metrics",
+            "tracing",
+            "monitoring",
+            "observability",
+            "alerting",
+            "error tracking",
+            "apm",
+        ),
+        (
+            "datadog",
+            "prometheus",
+            "grafana",
+            "sentry",
+            "opentelemetry",
+            "otel",
+            "new relic",
+            "honeycomb",
+            "loki",
+            "elk",
+            "elasticsearch",
+            "splunk",
+            "cloudwatch",
+            "pagerduty",
+            "opsgenie",
+            "jaeger",
+            "tempo",
+        ),
+    ),
+    "orm": (
+        ("orm", "query builder", "data layer", "migrations", "migration tool"),
+        (
+            "sqlalchemy",
+            "prisma",
+            "drizzle",
+            "typeorm",
+            "sequelize",
+            "gorm",
+            "sqlc",
+            "diesel",
+            "sqlx",
+            "ecto",
+            "hibernate",
+            "jooq",
+            "alembic",
+            "flyway",
+            "liquibase",
+            "knex",
+            "active record",
+            "django orm",
+            "ent",
+        ),
+    ),
+    "testing": (
+        ("tests", "testing", "test runner", "test framework", "e2e", "end-to-end", "coverage"),
+        (
+            "pytest",
+            "jest",
+            "vitest",
+            "mocha",
+            "playwright",
+            "cypress",
+            "selenium",
+            "junit",
+            "rspec",
+            "go test",
+            "testify",
+            "hypothesis",
+            "xunit",
+            "nunit",
+            "detox",
+            "espresso",
+        ),
+    ),
+    "styling": (
+        ("styling", "css", "design system", "component library", "ui kit", "theme"),
+        (
+            "tailwind",
+            "tailwindcss",
+            "css modules",
+            "styled-components",
+            "emotion",
+            "sass",
+            "bootstrap",
+            "material ui",
+            "mui",
+            "chakra",
+            "shadcn",
+            "radix",
+            "bulma",
+            "ant design",
+        ),
+    ),
+    "api_style": (
+        ("api", "api style", "protocol", "interface", "transport", "endpoints"),
+        (
+            "rest",
+            "restful",
+            "graphql",
+            "grpc",
+            "trpc",
+            "json-rpc",
+            "soap",
+            "websockets",
+            "websocket",
+            "sse",
+            "webhooks",
+            "openapi",
+        ),
+    ),
+    "branching": (
+        (
+            "branching",
+            "branch strategy",
+            "branches",
+            "merge strategy",
+            "release process",
+            "versioning",
+            "releases",
+        ),
+        (
+            "trunk-based",
+            "trunk based",
+            "gitflow",
+            "git flow",
+            "semver",
+            "calver",
+            "squash merge",
+            "rebase",
+            "release branches",
+            "feature flags",
+        ),
+    ),
+    "timezone": (
+        ("timezone", "time zone", "timestamps", "dates", "datetimes"),
+        ("utc", "iso 8601", "iso-8601", "local time", "unix time", "epoch"),
+    ),
+    "package_manager": (
+        ("package manager", "dependencies", "lockfile", "monorepo", "build tool"),
+        (
+            "npm",
+            "pnpm",
+            "yarn",
+            "bun",
+            "poetry",
+            "uv",
+            "pip",
+            "pipenv",
+            "conda",
+            "cargo",
+            "go modules",
+            "maven",
+            "gradle",
+            "bazel",
+            "nx",
+            "turborepo",
+            "lerna",
+        ),
+    ),
+    "container": (
+        ("container", "containers", "image", "images", "base image", "docker image"),
+        (
+            "docker",
+            "podman",
+            "distroless",
+            "alpine",
+            "debian slim",
+            "ubuntu",
+            "scratch image",
+            "buildpacks",
+            "helm",
+            "kustomize",
+            "terraform",
+            "pulumi",
+            "ansible",
+            "cdk",
+        ),
+    ),
+    "encryption": (
+        (
+            "encryption",
+            "encrypted",
+            "hashing",
+            "hash",
+            "passwords",
+            "secrets",
+            "keys at rest",
+            "at rest",
+            "in transit",
+            "tls",
+            "certificates",
+        ),
+        (
+            "aes-256",
+            "aes256",
+            "argon2",
+            "bcrypt",
+            "scrypt",
+            "kms",
+            "vault",
+            "sops",
+            "age",
+            "mtls",
+            "tls 1.3",
+            "tls 1.2",
+            "letsencrypt",
+            "let's encrypt",
+            "hsm",
+        ),
+    ),
+    "mobile": (
+        ("mobile", "app", "ios", "android", "min sdk", "minimum os", "deployment target"),
+        ("ios 16", "ios 17", "ios 18", "android 12", "android 13", "api level", "expo"),
+    ),
+    "license": (
+        ("license", "licence", "licensing"),
+        ("mit", "apache 2.0", "apache-2.0", "gpl", "agpl", "bsd", "mpl", "proprietary"),
+    ),
+}
+"""Each slot: the words that name it, and the values it may take (lower case)."""
+
+MEASURED_SLOTS = frozenset(
+    {
+        "latency",
+        "timeout",
+        "retries",
+        "rate_limit",
+        "throughput",
+        "availability",
+        "budget",
+        "memory",
+        "size",
+        "retention",
+    }
+)
+"""Slots whose value is a number with a unit: a new number for one is a changed mind only
+when the statement says so."""
+
+
+def _phrase(word: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![\w.-]){re.escape(word)}(?![\w-])", re.I)
+
+
+SLOT_WORDS: dict[str, list[re.Pattern[str]]] = {
+    slot: [_phrase(w) for w in words] for slot, (words, _) in SLOTS.items()
+}
+SLOT_VALUES: dict[str, list[tuple[str, re.Pattern[str]]]] = {
+    slot: [(v, _phrase(v)) for v in values] for slot, (_, values) in SLOTS.items()
+}
+TECH_TERMS = re.compile(
+    "|".join(
+        sorted(
+            {
+                rf"(?<![\w.-]){re.escape(v)}(?![\w-])"
+                for _, values in SLOTS.values()
+                for v in values
+            },
+            key=len,
+            reverse=True,
+        )
+    ),
+    re.I,
+)
+"""Any value of any slot: a statement that names one has substance."""
