@@ -32,6 +32,9 @@ FIELDS = {
     "max_context_tokens",
     "warnings",
     "from_agent",
+    "ledger",  # what the graph adds to the package: the thread ledger and earlier turns
+    "ledger_omitted",
+    "earlier_turns",
 }
 
 

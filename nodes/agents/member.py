@@ -65,6 +65,9 @@ from ..history.archive import archive_removals, config_checkpointer, stored_tran
 from ..history.budget import fit_messages
 from ..history.conversation import messages_since, own_view, pending_tool_calls, window_of_turns
 from ..history.extractive import extractive_summary
+from ..ledger.entries import outcome_entries, user_entries
+from ..ledger.memory import ledger_appendix
+from ..ledger.recall import recall_cards
 from ..models.resolve import ModelChoice
 from .remote import REMOTE_FAILED
 from .replies import MAX_TURNS_REACHED, stop_message, stored_replies, used_call_ids
@@ -135,6 +138,14 @@ def member_config(config: RunnableConfig, *, member: MemberRun, marker: str) -> 
     }
 
 
+def stage2_package_text(handover: dict[str, Any], ledger: list[Any]) -> str:
+    """What stage 2 shows as the package: the package the specialist got, then the whole
+    current ledger (the entries the package could not fit are there)."""
+    appendix = ledger_appendix(ledger)
+    rendered = str(handover.get("rendered") or "")
+    return f"{rendered}\n\n{appendix}" if appendix and rendered else rendered or appendix
+
+
 def make_agent_node(  # type: ignore[no-untyped-def]
     *, name: str, profile: Profile, agent: Pregel, models: ModelChoice, label: bool = False
 ):
@@ -153,6 +164,10 @@ def make_agent_node(  # type: ignore[no-untyped-def]
         came_back = orchestrator and state.get("active_agent", ORCHESTRATOR) != ORCHESTRATOR
         calls = 0 if new_user_turn or came_back else state.get("agent_turns", 0)
         counter = models.counter_for(profile.name, ctx)
+        mark = state.get("ledger_mark")
+        ledger = list(state.get("ledger") or [])
+        heard, new_mark = user_entries(messages, mark=mark, ledger=ledger, counter=counter)
+        mark = new_mark or mark
         view = fit_messages(view_of(name, state), budget=ctx.max_input_tokens, counter=counter)
         taken = used_call_ids(messages)
         seen = {m.id for m in view if m.id}
@@ -163,7 +178,7 @@ def make_agent_node(  # type: ignore[no-untyped-def]
             archive=lambda: stored_transcript(config_checkpointer(config), config, messages),
             call_ids=frozenset(taken),
             view_ids=frozenset(seen),
-            package_text="" if orchestrator else str(handover.get("rendered") or ""),
+            package_text="" if orchestrator else stage2_package_text(handover, [*ledger, *heard]),
             counter=counter,
             model=lambda: models.model_for(profile.name, ctx),
         )
@@ -185,11 +200,19 @@ def make_agent_node(  # type: ignore[no-untyped-def]
             "messages": [*removals, *added],
             "agent_turns": calls + sum(isinstance(m, AIMessage) for m in added),
         }
+        if new_mark is not None:  # what the new user turns settled joins the ledger
+            # written every user turn, empty or not: a delta channel written rarely would make
+            # every run read far back for its last snapshot (state/ledger.py)
+            update.update({"ledger_mark": new_mark, "ledger": heard, "recall": []})
         if removals:  # what leaves the window still counts in the full history's cost
             gone = {r.id for r in removals}
             update["archived_tokens"] = state.get("archived_tokens", 0) + sum(
                 counter.count_stored(m) for m in messages if m.id in gone
             )
+            archived = [m for m in messages if m.id in gone]  # oldest first: the cut is a prefix
+            cards = recall_cards(archived, messages, last_turn=mark["turns"] if mark else 0)
+            if cards:
+                update["recall"] = cards
         if new_user_turn:
             update["turn_trail"] = []  # a new user turn: its handovers are counted afresh
         if orchestrator:
@@ -210,14 +233,24 @@ def make_agent_node(  # type: ignore[no-untyped-def]
         trail = [] if new_user_turn else list(state.get("turn_trail") or [])
         reason = message_text(last) if failed and last is not None else f"{condition}: replied"
         if not failed:  # a remote run that failed did nothing to remember
+            summary = reply_summary(message_text(last)) if last is not None else ""
             write_outcome(
                 project_root=ctx.project_root,
                 handover=handover,
                 how=reason,
-                summary=reply_summary(message_text(last)) if last is not None else "",
+                summary=summary,
                 usage=usage,
                 store=runtime.store,
             )
+            settled = outcome_entries(
+                summary,
+                by=name,
+                turn=mark["turns"] if mark else 0,
+                ledger=[*ledger, *heard],
+                counter=counter,
+            )
+            if settled:
+                update["ledger"] = [*heard, *settled]
         update.update(return_update(name, handover, reason, usage))
         update["turn_trail"] = [*trail, return_hop(name)]
         return update

@@ -70,10 +70,12 @@ def render_outcome(
     decisions: Sequence[str],
     usage: HoldUsage | None,
     when: datetime,
+    artifacts: Sequence[str] = (),
 ) -> str:
     """One outcome entry (Markdown), its texts redacted."""
     summary = redact(summary).text
     decisions, _ = redact_all([str(d) for d in decisions])
+    artifacts, _ = redact_all([str(a) for a in artifacts])
     calls = (
         f"{usage['model_calls']} ({usage['input_tokens']:,} tokens in, "
         f"{usage['output_tokens']:,} out)"
@@ -88,6 +90,7 @@ def render_outcome(
         calls=calls,
         summary=summary,
         decisions=decisions,
+        artifacts=artifacts,
         when=when,
     )
 
@@ -101,6 +104,7 @@ def write_outcome(
     decisions: Sequence[str] = (),
     usage: HoldUsage | None = None,
     store: Any = None,
+    artifacts: Sequence[str] = (),
 ) -> str | None:
     """Append the outcome of `handover` to its briefing file (and put it into `store`); None,
     or what went wrong (the return goes on either way)."""
@@ -118,6 +122,7 @@ def write_outcome(
         decisions=decisions,
         usage=usage,
         when=when,
+        artifacts=artifacts,
     )
     topic = slugify_topic(str(handover.get("topic") or ""))
     problem = None

@@ -106,7 +106,7 @@ def _escape(text: str) -> str:
 def _bullets(items: list[str], empty: str = "(none)") -> str:
     if not items:
         return f"- {empty}"
-    return "\n".join(f"- {_escape(item).strip()}" for item in items)
+    return "\n".join(f"- {' '.join(_escape(item).split())}" for item in items)
 
 
 def render_entry(
@@ -146,7 +146,23 @@ def render_entry(
         f"### Recent turns\n\n{turns or '(none)'}\n\n"
         f"### Decisions\n\n{_bullets(package['decisions'])}\n\n"
         f"### Artifacts\n\n{_bullets(package['artifacts'])}\n"
+        f"{_memory_sections(package)}"
     )
+
+
+def _memory_sections(package: HandoverPackage) -> str:
+    """The thread ledger's lines and the earlier turns the package carried, if any."""
+    out = ""
+    ledger = [line.removeprefix("- ") for line in package.get("ledger") or []]
+    omitted = package.get("ledger_omitted") or 0
+    if ledger or omitted:
+        more = f"\n- ({omitted} more did not fit the package)" if omitted else ""
+        out += f"\n### Thread ledger\n\n{_bullets(ledger)}{more}\n"
+    earlier = package.get("earlier_turns") or []
+    if earlier:
+        quoted = "\n".join(f"> {' '.join(_escape(turn).split())}" for turn in earlier)
+        out += f"\n### Earlier turns\n\n{quoted}\n"
+    return out
 
 
 def render_outcome_entry(
@@ -159,9 +175,11 @@ def render_outcome_entry(
     summary: str,
     decisions: list[str],
     when: datetime,
+    artifacts: list[str] | None = None,
 ) -> str:
     """One outcome entry (Markdown): what a specialist handed back after `handover_id`, its
     texts as given (redact them first), under its own id marker `entry_id`."""
+    artifact_block = f"\n### Artifacts\n\n{_bullets(artifacts)}\n" if artifacts else ""
     return (
         f"\n## Outcome {when.astimezone(UTC):%Y-%m-%dT%H:%M:%SZ} ← {specialist}\n"
         f"{_ID_MARKER.format(entry_id)}\n\n"
@@ -170,6 +188,7 @@ def render_outcome_entry(
         f"- **Model calls:** {calls}\n\n"
         f"### Summary\n\n{_escape(summary).strip() or '(no summary)'}\n\n"
         f"### Decisions\n\n{_bullets(decisions)}\n"
+        f"{artifact_block}"
     )
 
 

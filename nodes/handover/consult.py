@@ -49,6 +49,7 @@ from ...state import (
 from ..agents.replies import graph_reply
 from ..briefing.shared import put_briefing
 from ..history.conversation import pending_tool_calls, recent_turns
+from ..ledger.memory import thread_memory
 from ..tools.names import CONSULT
 from .consult_arguments import ConsultCall, ConsultRequest, read_consult
 from .consult_message import ConsultTask
@@ -57,7 +58,7 @@ from .consultant import CONSULTANT_NODE
 from .cost import cost_event, full_history_tokens
 from .node import TURN_ENDED, asked_at, tool_answer
 from .tool import HandoverOutcome, PreparedHandover, commit_handover, prepare_handover
-from .trail import trail_record
+from .trail import ledger_figures, trail_record
 from .transfer import TRANSFERS, chosen_transfer, transfer_refusal
 
 CONSULT_NODE = "consult"
@@ -171,6 +172,14 @@ def plan_consult(
         "include_recent_turns": ctx.include_recent_turns,
     }
 
+    memory = thread_memory(
+        messages=messages,
+        ledger=state.get("ledger"),
+        mark=state.get("ledger_mark"),
+        recall=state.get("recall"),
+        include_recent_turns=ctx.include_recent_turns,
+    )
+
     def prepare(entry: ConsultRequest, args: dict[str, Any]) -> PreparedHandover | str:
         name = str(args.get("specialist_profile") or "")
         return prepare_handover(
@@ -190,6 +199,7 @@ def plan_consult(
             counter=counter_for(name if name in profiles else "", ctx),
             when=when,
             kind="consult",
+            memory=memory,
         )
 
     outcomes = _prepared(read, prepare)
@@ -303,6 +313,7 @@ def _carry_out(
                 briefing_path=package["briefing_file"],
                 handover_id=package["handover_id"],
                 full_history_tokens=full_history(package["specialist"]),
+                **ledger_figures(package),
             )
         )
         shared.append(

@@ -80,6 +80,9 @@ def consult_review_payload(
             "estimated_tokens": item.prepared.package["estimated_tokens"],
             "max_context_tokens": item.prepared.package["max_context_tokens"],
             "warnings": item.prepared.warnings(),
+            "ledger": list(item.prepared.package.get("ledger") or []),
+            "ledger_omitted": int(item.prepared.package.get("ledger_omitted") or 0),
+            "earlier_turns": list(item.prepared.package.get("earlier_turns") or []),
         }
         for item in items
     ]
@@ -113,6 +116,13 @@ def describe(shown: dict[str, Any], *, from_agent: str) -> str:
         "",
         f"**Question:** {shown['question']}",
     ]
+    if shown.get("ledger") or shown.get("ledger_omitted"):
+        lines += ["", "**Thread ledger (added by the graph):**", *shown.get("ledger", [])]
+        if shown.get("ledger_omitted"):
+            lines.append(f"- ({shown['ledger_omitted']} more did not fit)")
+    if shown.get("earlier_turns"):
+        lines += ["", "**Earlier turns (added by the graph):**"]
+        lines += [f"- {turn}" for turn in shown["earlier_turns"]]
     for warning in shown["warnings"]:
         lines += ["", f"⚠️ {warning}"]
     return "\n".join(lines)

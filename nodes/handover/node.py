@@ -36,6 +36,8 @@ from ..agents.replies import graph_reply
 from ..briefing.outcomes import last_time, write_outcome
 from ..briefing.shared import put_briefing
 from ..history.conversation import last_ai_index, pending_tool_calls, recent_turns
+from ..ledger.entries import outcome_entries, stated_entries
+from ..ledger.memory import thread_memory
 from ..tools.names import RETURN
 from .arguments import MODEL_ARGUMENTS
 from .cost import cost_event, full_history_tokens
@@ -46,7 +48,14 @@ from .tool import (
     perform_handover,
     prepare_handover,
 )
-from .trail import handover_hop, handovers_in, return_hop, return_update, trail_record
+from .trail import (
+    handover_hop,
+    handovers_in,
+    ledger_figures,
+    return_hop,
+    return_update,
+    trail_record,
+)
 from .transfer import TRANSFERS, chosen_transfer, transfer_refusal
 
 CounterFor = Callable[[str, HandoverContext], TokenCounter]
@@ -163,7 +172,16 @@ def run_handover(
     if call["name"] == RETURN and caller == ORCHESTRATOR:
         return {"messages": [tool_answer(call, NO_ONE_TO_RETURN_TO), *answers]}
     usage = _usage_of(state, current)
-    ended = {"usage": usage, "root": ctx.project_root, "store": store}
+    mark = state.get("ledger_mark")
+    turn = mark["turns"] if mark else 0
+    ended = {
+        "usage": usage,
+        "root": ctx.project_root,
+        "store": store,
+        "ledger": state.get("ledger") or [],
+        "turn": turn,
+        "counter": counter_for("", ctx),
+    }
     if call["name"] == RETURN:
         return _return_to_orchestrator(
             caller, call, call.get("args") or {}, current, answers, trail, ended
@@ -188,6 +206,13 @@ def run_handover(
         "max_context_tokens": ctx.max_context_tokens,
         "include_recent_turns": ctx.include_recent_turns,
     }
+    memory = thread_memory(
+        messages=messages,
+        ledger=state.get("ledger"),
+        mark=mark,
+        recall=state.get("recall"),
+        include_recent_turns=ctx.include_recent_turns,
+    )
 
     def counter(name: Any) -> TokenCounter:
         return counter_for(name if isinstance(name, str) and name in profiles else "", ctx)
@@ -215,6 +240,7 @@ def run_handover(
                 counter=counter(edited.get("specialist_profile")),
                 when=asked_at(messages),
                 last_time=recalled(edited.get("specialist_profile")),
+                memory=memory,
             )
 
         def check(new_target: Any) -> str | None:
@@ -238,6 +264,7 @@ def run_handover(
             counter=counter(target),
             when=asked_at(messages),
             last_time=recalled(target),
+            memory=memory,
         )
     if isinstance(outcome, ReviewSuperseded):  # the person moved on: say so, end the turn
         note = graph_reply(
@@ -275,7 +302,17 @@ def run_handover(
         "chain": [*chain, specialist],
         "anchor_id": anchor,
     }
+    stated = stated_entries(
+        decisions=package["decisions"],
+        artifacts=package["artifacts"],
+        source="handover",
+        by=caller,
+        turn=turn,
+        ledger=ended["ledger"],
+        counter=ended["counter"],
+    )
     return {
+        **({"ledger": stated} if stated else {}),
         SHARED_ENTRY: {
             "specialist": specialist,
             "topic": package["topic"],
@@ -305,6 +342,7 @@ def run_handover(
                     messages, state.get("archived_tokens", 0), counter(specialist)
                 ),
                 usage=usage if caller != ORCHESTRATOR else None,
+                **ledger_figures(package),
             )
         ],
     }
@@ -332,17 +370,39 @@ def _return_to_orchestrator(
 ) -> dict[str, Any]:
     """The caller hands back; its outcome (summary, decisions) is appended to its briefing."""
     reason = str(args.get("summary") or args.get("handover_reason") or "handed back")
-    decisions = args.get("decisions")
+    decisions, artifacts = args.get("decisions"), args.get("artifacts")
+    decisions = [str(d) for d in decisions] if isinstance(decisions, list) else []
+    artifacts = [str(a) for a in artifacts] if isinstance(artifacts, list) else []
     write_outcome(
         project_root=ended["root"],
         handover=current,
         how=f"{call['name']}",
         summary=reason,
-        decisions=[str(d) for d in decisions] if isinstance(decisions, list) else [],
+        decisions=decisions,
+        artifacts=artifacts,
         usage=ended["usage"],
         store=ended["store"],
     )
+    stated = stated_entries(
+        decisions=decisions,
+        artifacts=artifacts,
+        source="return",
+        by=caller,
+        turn=ended["turn"],
+        ledger=ended["ledger"],
+        counter=ended["counter"],
+    )
+    if not decisions and not artifacts:  # a terse hand-back: what its summary settles
+        stated = outcome_entries(
+            reason,
+            by=caller,
+            turn=ended["turn"],
+            ledger=ended["ledger"],
+            counter=ended["counter"],
+            source="return",
+        )
     return {
+        **({"ledger": stated} if stated else {}),
         "messages": [tool_answer(call, "Returned to the orchestrator."), *answers],
         **return_update(caller, current, reason, ended["usage"]),
         "turn_trail": [*trail, return_hop(caller)],

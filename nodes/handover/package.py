@@ -17,6 +17,7 @@ from langchain_core.messages import HumanMessage
 from ...state import RETURN_CONDITIONS, HandoverPackage, TokenCounter
 from ...state.defaults import RECOMMENDED_SUMMARY_TOKENS
 from ..briefing.writer import STATE_DIR
+from ..ledger.memory import Filled, ThreadMemory, fill_package
 
 PACKAGE_DATA_KEY = "handover_package"
 """Where the package message carries the package as data (`additional_kwargs`)."""
@@ -35,6 +36,13 @@ def shown_path(path: str) -> str:
     """A briefing's path as people read it: from `.a0proj/` on (the project root is theirs)."""
     marker = f"{os.sep}{STATE_DIR}{os.sep}"
     return path[path.rindex(marker) + 1 :] if marker in path else path
+
+
+LEDGER_HEADING = (
+    "## Thread ledger (settled in this conversation, quoted from its sources; newest and most "
+    "relevant first)"
+)
+EARLIER_HEADING = "## Earlier turns that may matter (retrieved from the whole thread, oldest first)"
 
 
 def render_package(package: HandoverPackage, label: str) -> str:
@@ -61,6 +69,17 @@ def render_package(package: HandoverPackage, label: str) -> str:
     lines += [f"- {d}" for d in package["decisions"]] or ["(none)"]
     lines += ["", "## Artifacts"]
     lines += [f"- {a}" for a in package["artifacts"]] or ["(none)"]
+    ledger, omitted = package.get("ledger") or [], package.get("ledger_omitted", 0)
+    if ledger or omitted:
+        lines += ["", LEDGER_HEADING, *ledger]
+        if omitted:
+            lines.append(
+                f"({omitted} more entr{'y' if omitted == 1 else 'ies'} did not fit; "
+                "request_full_history() has the whole ledger.)"
+            )
+    if package.get("earlier_turns"):
+        lines += ["", EARLIER_HEADING]
+        lines += [f"- {turn}" for turn in package.get("earlier_turns", [])]
     if package.get("last_time"):
         lines += ["", "## Last time (your newest outcomes in this project, newest first)"]
         lines += [f"- {line}" for line in package.get("last_time", [])]
@@ -92,10 +111,13 @@ def build_stage1_package(
     counter: TokenCounter,
     label: str,
     last_time: list[str] | None = None,
+    memory: ThreadMemory | None = None,
 ) -> HandoverPackage:
     """The package: recent turns trimmed to the last `include_recent_turns`, rendered, and
     counted over that rendering (`oversize_warning` when over `max_context_tokens`);
-    `last_time`: the specialist's recent outcomes (`briefing/outcomes.py`)."""
+    `last_time`: the specialist's recent outcomes (`briefing/outcomes.py`); `memory`: the
+    thread's ledger and earlier turns, fitted into the budget the rest leaves
+    (`ledger/memory.py`; what they add never takes the package over its budget)."""
     package = HandoverPackage(
         handover_id=handover_id,
         specialist=specialist,
@@ -113,11 +135,43 @@ def build_stage1_package(
         oversize_warning=False,
         rendered="",
         last_time=list(last_time or []),
+        ledger=[],
+        ledger_omitted=0,
+        earlier_turns=[],
     )
+    if memory is not None:
+
+        def measure(filled: Filled) -> int:
+            return counter.count_text(render_package(_with(package, filled), label))
+
+        filled = fill_package(
+            memory=memory,
+            query=f"{topic.replace('-', ' ')} {reason}",
+            context=summary,
+            decisions=[*decisions, *artifacts],
+            recent_turns=package["recent_turns"],
+            budget=max_context_tokens,
+            counter=counter,
+            measure=measure,
+        )
+        package = _with(package, filled)
     package["rendered"] = render_package(package, label)
     package["estimated_tokens"] = counter.count_text(package["rendered"])
     package["oversize_warning"] = package["estimated_tokens"] > max_context_tokens
     return package
+
+
+def _with(package: HandoverPackage, filled: Filled) -> HandoverPackage:
+    """The package with what `fill_package` chose."""
+    return HandoverPackage(  # type: ignore[typeddict-item]
+        **{
+            **package,
+            "recent_turns": list(filled.recent_turns),
+            "ledger": list(filled.ledger),
+            "ledger_omitted": filled.omitted,
+            "earlier_turns": list(filled.earlier),
+        }
+    )
 
 
 def summary_notes(summary: str, counter: TokenCounter) -> list[str]:

@@ -69,6 +69,9 @@ def review_payload(
         "max_context_tokens": package["max_context_tokens"],
         "warnings": prepared.warnings(),
         "from_agent": from_agent,
+        "ledger": list(package.get("ledger") or []),
+        "ledger_omitted": int(package.get("ledger_omitted") or 0),
+        "earlier_turns": list(package.get("earlier_turns") or []),
     }
     if error:
         payload["error"] = error
@@ -95,6 +98,13 @@ def describe(payload: dict[str, Any]) -> str:
     for name in ("decisions", "artifacts"):
         if payload[name]:
             lines += ["", f"**{name.capitalize()}:**", *(f"- {item}" for item in payload[name])]
+    if payload.get("ledger") or payload.get("ledger_omitted"):
+        lines += ["", "**Thread ledger (added by the graph):**", *payload.get("ledger", [])]
+        if payload.get("ledger_omitted"):
+            lines.append(f"- ({payload['ledger_omitted']} more did not fit)")
+    if payload.get("earlier_turns"):
+        lines += ["", "**Earlier turns (added by the graph):**"]
+        lines += [f"- {turn}" for turn in payload["earlier_turns"]]
     for warning in payload["warnings"]:
         lines += ["", f"⚠️ {warning}"]
     if payload.get("error"):

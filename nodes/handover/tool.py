@@ -28,6 +28,7 @@ from ..briefing.writer import (
     now_utc,
     render_entry,
 )
+from ..ledger.memory import ThreadMemory
 from .arguments import HandoverRefused, tool_arguments_schema, validate_arguments
 from .package import build_stage1_package, summary_notes
 
@@ -126,9 +127,11 @@ def prepare_handover(
     when: datetime | None = None,
     last_time: list[str] | None = None,
     kind: str = "handover",
+    memory: ThreadMemory | None = None,
 ) -> PreparedHandover | str:
     """Validate, redact, build and count the package and its entry; write nothing.
-    `last_time`: the specialist's recent outcomes the package recalls (counted in it).
+    `last_time`: the specialist's recent outcomes the package recalls (counted in it);
+    `memory`: the thread's ledger and turns (inside the graph), fitted into the budget left.
 
     Returns an `ERROR: ...` string instead of raising. `kind` "consult" marks the entry as
     a consult's.
@@ -163,6 +166,7 @@ def prepare_handover(
             counter=counter,
             label=profiles[values["specialist"]].label,
             last_time=last_time,
+            memory=memory,
         )
         return PreparedHandover(
             values=values,
@@ -231,6 +235,7 @@ def perform_handover(
     counter: TokenCounter | None = None,
     when: datetime | None = None,
     last_time: list[str] | None = None,
+    memory: ThreadMemory | None = None,
 ) -> HandoverOutcome | str:
     """Run one handover; return the outcome, or an `ERROR: ...` string. Never raises.
 
@@ -244,6 +249,7 @@ def perform_handover(
         counter=counter,
         when=when,
         last_time=last_time,
+        memory=memory,
     )
     return prepared if isinstance(prepared, str) else commit_handover(prepared)
 

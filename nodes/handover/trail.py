@@ -47,6 +47,16 @@ def trail_record(
     return record  # type: ignore[return-value]
 
 
+def ledger_figures(package: Any) -> dict[str, Any]:
+    """A package's ledger figures for its trail record: entries shown, entries left out and
+    earlier turns carried."""
+    return {
+        "ledger_entries": len(package.get("ledger") or []),
+        "ledger_omitted": int(package.get("ledger_omitted") or 0),
+        "earlier_turns": len(package.get("earlier_turns") or []),
+    }
+
+
 def return_update(
     agent: str, handover: dict[str, Any], reason: str, usage: HoldUsage | None = None
 ) -> dict[str, Any]:

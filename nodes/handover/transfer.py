@@ -181,7 +181,10 @@ def make_consult_tool(profiles: ProfileRegistry, caller: str) -> BaseTool:
 
 
 def _return(
-    summary: str, runtime: ToolRuntime[HandoverContext], decisions: list[str] | None = None
+    summary: str,
+    runtime: ToolRuntime[HandoverContext],
+    decisions: list[str] | None = None,
+    artifacts: list[str] | None = None,
 ) -> Any:
     return transfer(runtime, RETURN)  # the handover node reads the summary from the call
 
@@ -189,10 +192,11 @@ def _return(
 return_to_orchestrator = StructuredTool.from_function(
     _return,
     name=RETURN,
-    description="Hand the conversation back to the orchestrator, with a concise summary of "
-    "what you did and decided (and, optionally, the decisions made, one short line each: "
-    "they are kept in your briefing and recalled at your next handover). Use it when the "
-    "user asks to go back or your task is complete.",
+    description="Hand the conversation back to the orchestrator with a concise summary of "
+    "what you did. Optionally list the decisions made and the artifacts (files, links, "
+    "identifiers) you produced or relied on, one short line each: they join the thread's "
+    "ledger, so the next specialist gets them too. Use it when the user asks to go back or "
+    "your task is complete.",
 )
 
 
