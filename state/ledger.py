@@ -154,6 +154,14 @@ def merge_recall(current: list[RecallCard] | None, writes: Any) -> list[RecallCa
     return cards[-RECALL_MAX_CARDS:]  # type: ignore[return-value]
 
 
+def usable_entries(ledger: Any) -> list[LedgerEntry]:
+    """The ledger's entries that can be read, oldest first (a value that cannot be used reads
+    as empty)."""
+    if not isinstance(ledger, list):
+        return []
+    return [e for e in ledger if _usable_entry(e)]
+
+
 def current_entries(ledger: Any) -> list[LedgerEntry]:
     """The ledger's current entries, oldest first (a value that cannot be read is empty)."""
     if not isinstance(ledger, list):

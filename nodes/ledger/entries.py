@@ -29,6 +29,7 @@ from ...state.defaults import LEDGER_ENTRY_MAX_TOKENS
 from ...state.ledger import LedgerEntry, LedgerMark, current_entries
 from ..briefing.redact import redact
 from .extract import Fact, analyse, extract_facts
+from .lexicon import MEASURED_SLOTS
 from .recall import is_user_turn
 
 _WORD = re.compile(r"[a-z0-9]+(?:[._/-][a-z0-9]+)*")
@@ -63,22 +64,52 @@ def _same_as(fact: Fact, entries: Sequence[dict[str, Any]]) -> dict[str, Any] | 
     return None
 
 
+def _compared(values: Iterable[str], slot: str) -> set[str]:
+    """The values a change of `slot` is judged by: for a measured slot (latency, retention, a
+    unit) its numbers, not the words that name it (`p99`)."""
+    if slot in MEASURED_SLOTS or slot.startswith("unit:"):
+        return {v for v in values if v[:1].isdigit() or v[:1] in "$€£"}
+    return set(values)
+
+
+_NUMBER = re.compile(r"[$€£]?\d[\d,]*(?:\.\d+)?")
+
+
+def _keys(values: Iterable[str]) -> set[str]:
+    """Values and the numbers they start with (`30days` is also `30`), commas out."""
+    keys = set()
+    for value in values:
+        keys.add(value.replace(",", ""))
+        number = _NUMBER.match(value)
+        if number:
+            keys.add(number.group(0).replace(",", ""))
+    return keys
+
+
 def replaced_by(fact: Fact, entries: Iterable[dict[str, Any]]) -> list[str]:
     """Ids of the current entries `fact` replaces (see the module's docstring)."""
-    if not fact.slot or not (fact.replaced or fact.change):
-        return []
     settled = ("decision", "constraint")
     out = []
     for entry in entries:
-        if entry.get("status", "current") != "current" or entry.get("slot") != fact.slot:
+        if entry.get("status", "current") != "current":
             continue
         if (entry["kind"] in settled) != (fact.kind in settled):
             continue
-        values = set(entry.get("values") or [])
-        if fact.replaced and values & set(fact.replaced):
-            out.append(entry["id"])
-        elif fact.change and values and fact.values and not values & set(fact.values):
-            out.append(entry["id"])
+        values = _compared(entry.get("values") or [], fact.slot)
+        text = entry["text"].lower()
+        if fact.replaced and _keys(entry.get("values") or []) & _keys(fact.replaced):
+            out.append(entry["id"])  # it names the value said to be replaced
+        elif fact.negated and any(phrase in text for phrase in fact.negated):
+            out.append(entry["id"])  # it says yes to what the new one says no to
+        elif (
+            fact.change
+            and fact.slot
+            and entry.get("slot") == fact.slot
+            and values
+            and _compared(fact.values, fact.slot)
+            and not _keys(values) & _keys(_compared(fact.values, fact.slot))
+        ):
+            out.append(entry["id"])  # a change of its slot, to other values
     return out
 
 
@@ -101,7 +132,9 @@ def make_entries(
         text = counter.truncate(" ".join(redact(fact.text).text.split()), LEDGER_ENTRY_MAX_TOKENS)
         if not text:
             continue
-        fact = Fact(fact.kind, text, fact.slot, fact.values, fact.replaced, fact.change)
+        fact = Fact(
+            fact.kind, text, fact.slot, fact.values, fact.replaced, fact.change, fact.negated
+        )
         if _same_as(fact, known) is not None:
             continue  # said before and still current: the older entry stands
         entry: dict[str, Any] = {

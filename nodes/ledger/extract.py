@@ -34,46 +34,121 @@ from .lexicon import (
     ENV_NAME,
     EXTENSION,
     FORMATS,
+    GENERIC_ACRONYMS,
+    IDENTIFIER_CODE,
     LEAD_IN,
     MEASURED_SLOTS,
     NARRATIVE,
     NOT_PATHS,
     NUMBER_UNIT,
     PATH,
+    QUOTED,
     REGION,
     REPLACED_AFTER,
     REPLACED_BEFORE,
+    SLOT_PATTERN,
+    SLOT_PHRASES,
     SLOT_VALUES,
-    SLOT_WORDS,
     TECH_TERMS,
+    TECH_TOKEN,
     TENTATIVE,
     TICKET,
+    TIME_OR_DATE,
+    UNIT,
     URL,
     VERSION,
 )
 
 MAX_STATEMENT_WORDS = 45
 """A longer statement is cut (the ledger keeps one line per entry)."""
-MAX_SCANNED_CHARS = 20_000
+MAX_SCANNED_CHARS = 6_000
 """Of a very long message only the start is read: a pasted document is not a ledger."""
 
 _FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
-_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+(?=\S)|\s+[-–—]{1,2}\s+(?=[A-Z])")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)|\s+[-–—]{1,2}\s+(?=[A-Z])")
+_EMPHASIS = re.compile(
+    r"^(?:no exceptions?|non[- ]negotiable|that'?s (?:final|a hard requirement|non[- ]negotiable|"
+    r"the rule|mandatory|a must|required|settled)|this is (?:final|mandatory|a must|required)|"
+    r"hard requirement|mandatory|required|final|period|always|never|full stop)[.!]*$",
+    re.I,
+)
+"""A sentence that only stresses the one before it ("No exceptions."): read with it."""
 _STRONG_CONSTRAINT = re.compile(
-    r"\b(?:must|mustn'?t|has to|have to|needs? to|shall|cannot|can'?t|may not|should never|"
+    r"\b(?:must(?!-)|mustn'?t|has to|have to|needs? to|shall|cannot|can'?t|may not|should never|"
     r"required|requirement|mandatory|non-negotiable|hard (?:requirement|limit|constraint|rule)|"
-    r"not allowed|forbidden|never|no more than|at most|at least)\b",
+    r"not allowed|forbidden|never|always|no more than|at most|at least|no exceptions?)\b",
     re.I,
 )
 _STRONG_DECISION = re.compile(
     r"\b(?:decided|agreed|settled|chose|chosen|picked|go(?:ing)? with|stick(?:ing)? with|"
-    r"we'?ll use|we will use|let'?s use|it is|approved|confirmed|signed off|the plan is)\b",
+    r"we'?ll|we will|let'?s use|it is|signed off|the plan is|we (?:cut over|roll out|migrate|"
+    r"launch|ship|start with|begin with|go live))\b",
     re.I,
 )
+_STATE = re.compile(
+    r"^(?:every|all|each|no|none of the|only)\s+\w+"
+    r"|\b(?:is|are|stays?|remains?)\s+(?:always\s+|strictly\s+)?(?:off|on|disabled|enabled|required|"
+    r"optional|mandatory|allowed|forbidden|deprecated|read-only|immutable|append-only|"
+    r"idempotent|private|public|internal|encrypted|signed|versioned|frozen|out of scope|in scope)\b"
+    r"|,\s*not\s+|\bnot\s+\w+\s*,\s*but\b|\bnothing (?:older|newer|else|more|less)\b",
+    re.I,
+)
+"""A rule by its shape: "every build is signed", "sticky sessions are off", "X, not Y"."""
+_FIRST_PERSON = re.compile(
+    r"^(?:i|i'm|i've|i'd|i'll|my|me)\b(?!\s+(?:decided|picked|chose|prefer|settled|want (?:us|the|all|every)))",
+    re.I,
+)
+"""A statement about the speaker, not the project ("I have a meeting", "my laptop ...")."""
+_TROUBLE = re.compile(
+    r"\b(?:getting|seeing|keep getting|keeps? (?:failing|crashing)|is being|flaky|flaked|"
+    r"reformatted|renamed|out of date|mentions|backing off|fixing|cleaning up|retrying|"
+    r"is getting|are getting|getting (?:long|big|slow)|locally|on my (?:machine|laptop)|"
+    r"in my (?:scratch|local|branch)|my local|my laptop|my machine|my branch|my checkout|"
+    r"give me a (?:minute|sec|second)|brb|todos?)\b",
+    re.I,
+)
+"""Talk about a machine's state or the day's chores: nothing the project settles."""
+_OUTPUT = re.compile(
+    r"`[^`]*\s[^`]*`|\b(?:says|prints|shows|complains|spits|throws|yells)\s*:", re.I
+)
+"""A pasted message or a tool's output (a code span with spaces in it): a report, not a fact."""
+_LABEL_VALUE = re.compile(
+    r"^(?!(?:update|note|fyi|ps|edit|btw|question|q|re)\b)[A-Za-z][\w'/-]*(?: [\w'/-]+){0,3}:\s+\S+(?:\s+\S+)+"
+)
+"""`Ordering guarantee: per conversation only`: a setting named and given."""
+_HANDOVER_REQUEST = re.compile(
+    r"\b(?:bring in|hand (?:this|it|that) (?:over|off)|pass (?:this|it) (?:on )?to|loop in|"
+    r"(?:get|hand|pass|bring|send|give|ask)\b.{0,30}\b\w+[_ ](?:engineer|architect|designer|"
+    r"reviewer|analyst|auditor|explorer|specialist|hacker)\b|"
+    r"get the [\w ]{3,40} on this|let'?s get (?:the|a) [\w ]{3,40} (?:on|to|in)|"
+    r"(?:over|back) to the orchestrator|hand (?:me )?(?:over|back))\b",
+    re.I,
+)
+"""Asking for a specialist (or to go back): a request, not a fact."""
 _COPULA = re.compile(
     r"\b(?:is|are|will be|should be|stays?|remains?|goes through|go through|handled by|"
     r"handles|via|uses?|runs? on|lives? on|hosted on|backed by|powered by|through|=)\b|:\s*\S",
     re.I,
+)
+_NAMING = re.compile(
+    r"\b(?:called|named|(?:id|key|name|prefix|suffix|tag|label|handle) is|prefixed(?: with)?|"
+    r"suffixed(?: with)?|labell?ed)\s+['\"`]?[\w.@#/:-]{2,}",
+    re.I,
+)
+"""Something given a name: "the workflow is called release-train"."""
+_HTTP_STATUS = re.compile(
+    r"\b(?:return|returns|respond|responds|answer|answers|status|http|code|with)\s+(?:with\s+)?"
+    r"(?:an?\s+)?[1-5]\d\d\b",
+    re.I,
+)
+_COMPOUND = re.compile(
+    r"(?<![\w-])[a-z]{3,}-(?:insensitive|sensitive|only|based|driven|first|"
+    r"safe|aware|free|wide|level|scoped|bound|native|hosted|managed|side|time|tenant)(?![\w-])",
+    re.I,
+)
+"""A technical compound ("case-insensitive", "append-only", "event-driven")."""
+_WE_DONT = re.compile(
+    r"\bwe (?:don'?t|do not|never|won'?t|will not|can'?t|cannot|must not|mustn'?t)\s+\w+", re.I
 )
 _LOG_LINE = re.compile(
     r"^\s*(?:at\s+[\w.$<>]+\(|File \"|Traceback|\d{4}-\d\d-\d\d[T ]\d\d:\d\d|\[\w+\]\s|[>$#]\s)"
@@ -95,11 +170,14 @@ class Fact:
     """Values it says are replaced ("instead of Postgres")."""
     change: bool = False
     """It says it changes something said before."""
+    negated: tuple[str, ...] = ()
+    """Phrases it says no to ("no sequential testing")."""
 
 
 def statements(text: str) -> list[str]:
-    """The statements of a message: code blocks and log lines left out, then lines, sentences
-    and clauses after a semicolon, each with its whitespace collapsed."""
+    """The statements of a message: code blocks and log lines left out, then lines and
+    sentences, each with its whitespace collapsed; a sentence that only stresses the one before
+    it ("No exceptions.") is read with it."""
     text = _FENCE.sub("\n", text[:MAX_SCANNED_CHARS])
     found: list[str] = []
     for line in text.splitlines():
@@ -108,7 +186,11 @@ def statements(text: str) -> list[str]:
         line = re.sub(r"^\s*(?:[-*•]|\d{1,2}[.)])\s+", "", line)
         for part in _SENTENCE_END.split(line):
             part = " ".join(part.split()).strip(" -–—")
-            if part:
+            if not part:
+                continue
+            if found and _EMPHASIS.match(part):
+                found[-1] = f"{found[-1]} {part}"
+            else:
                 found.append(part)
     return found
 
@@ -140,13 +222,14 @@ def _is_path(candidate: str) -> bool:
 
 
 def artifacts_in(statement: str) -> list[str]:
-    """Paths, URLs, tickets, environment names, code spans, regions and versions named."""
+    """Paths, URLs, tickets, environment names, code spans that name something, regions and
+    versions."""
     found: list[str] = []
     urls = [u.rstrip(".,;:!?") for u in URL.findall(statement)]
     found += urls
     rest = URL.sub(" ", statement)
     found += [p.rstrip(".,;:") for p in PATH.findall(rest) if _is_path(p)]
-    found += [c.strip() for c in CODE.findall(rest)]
+    found += [c.strip() for c in CODE.findall(rest) if IDENTIFIER_CODE.match(c.strip())]
     for pattern in (TICKET, ENV_NAME, REGION, VERSION):
         found += [m.group(0) for m in pattern.finditer(rest)]
     unique: list[str] = []
@@ -156,18 +239,38 @@ def artifacts_in(statement: str) -> list[str]:
     return unique
 
 
+def technical_tokens(statement: str) -> list[str]:
+    """Names of products, settings and identifiers (`OpenSearch`, `cart_sid`, `W3C`), code
+    spans and messages aside."""
+    rest = CODE.sub(" ", URL.sub(" ", statement))
+    return [
+        m.group(0)
+        for m in TECH_TOKEN.finditer(rest)
+        if m.group(0).rstrip("s").upper() not in GENERIC_ACRONYMS
+        and m.group(0).upper() not in GENERIC_ACRONYMS
+    ]
+
+
 def _slot(statement: str) -> tuple[str, list[str]]:
-    """The slot a statement is most about, and the slot's values it names (lower case)."""
-    best, best_score, best_values = "", 0, []
-    for slot, words in SLOT_WORDS.items():
-        values = [value for value, pattern in SLOT_VALUES[slot] if pattern.search(statement)]
-        named = sum(1 for pattern in words if pattern.search(statement))
-        if slot == "region":
-            values += [m.group(0).lower() for m in REGION.finditer(statement)]
-        score = 2 * len(values) + named
-        if score > best_score:
-            best, best_score, best_values = slot, score, values
-    return best, _without_contained(best_values)
+    """The slot a statement is most about, and the slot's values it names (lower case): a
+    value counts twice, a word naming the slot once."""
+    scores: dict[str, int] = {}
+    values: dict[str, list[str]] = {}
+    for match in SLOT_PATTERN.finditer(statement):
+        phrase = match.group(1).lower()
+        if match.group(2) and len(phrase) <= 3:
+            continue
+        for slot, is_value in SLOT_PHRASES.get(phrase, []):
+            scores[slot] = scores.get(slot, 0) + (2 if is_value else 1)
+            if is_value:
+                values.setdefault(slot, []).append(phrase)
+    for match in REGION.finditer(statement):
+        scores["region"] = scores.get("region", 0) + 2
+        values.setdefault("region", []).append(match.group(0).lower())
+    if not scores:
+        return "", []
+    best = max(scores, key=lambda slot: (scores[slot], -list(scores).index(slot)))
+    return best, _without_contained(list(dict.fromkeys(values.get(best, []))))
 
 
 def _without_contained(values: list[str]) -> list[str]:
@@ -179,9 +282,14 @@ def _without_contained(values: list[str]) -> list[str]:
     return kept
 
 
+_REPLACED_NUMBER = re.compile(
+    r"\b(?:not|instead of|rather than|no longer|from)\s+([$€£]?\d[\d,]*(?:\.\d+)?)(?!\d|\.\d)", re.I
+)
+
+
 def _replaced(statement: str, values: list[str]) -> list[str]:
     """The values the statement says are replaced (read around each value)."""
-    out = []
+    out = [m.group(1).replace(",", "") for m in _REPLACED_NUMBER.finditer(statement)]
     for value in values:
         for match in re.finditer(rf"(?<![\w.-]){re.escape(value)}(?![\w-])", statement, re.I):
             before = statement[max(0, match.start() - 40) : match.start()]
@@ -198,49 +306,122 @@ def _numbers(statement: str) -> list[str]:
 
 def _settled(statement: str) -> str | None:
     """The kind of settled thing a statement is, or None."""
-    if TENTATIVE.search(statement):
+    if TENTATIVE.search(statement) or _HANDOVER_REQUEST.search(statement):
+        return None
+    firm = bool(CHANGE.search(statement) or _STRONG_DECISION.search(statement))
+    story = bool(NARRATIVE.search(statement) or _TROUBLE.search(statement))
+    if (story and not firm) or _FIRST_PERSON.match(statement) or _OUTPUT.search(statement):
         return None
     artifacts = artifacts_in(statement)
-    numbers = _numbers(statement)
+    numbers = _numbers(statement) + [m.group(0) for m in TIME_OR_DATE.finditer(statement)]
     slot, values = _slot(statement)
-    tech = bool(TECH_TERMS.search(statement) or FORMATS.search(statement))
-    substance = bool(artifacts or numbers or tech or values)
-    story = bool(NARRATIVE.search(statement))
+    pointers = [a for a in artifacts if not _is_path(a) or URL.match(a)]
+    named = bool(
+        pointers
+        or _HTTP_STATUS.search(statement)
+        or _COMPOUND.search(statement)
+        or TECH_TERMS.search(statement)
+        or FORMATS.search(statement)
+        or technical_tokens(statement)
+        or QUOTED.search(statement)
+        or _NAMING.search(statement)
+    )
+    substance = bool(artifacts or numbers or named or values)
     words = len(statement.split())
-    if DECISION.search(statement) and not story:
+    if DECISION.search(statement):
         if substance or slot or (_STRONG_DECISION.search(statement) and words >= 5):
             return "decision"
-    if CONSTRAINT.search(statement) and not story:
-        strong = _STRONG_CONSTRAINT.search(statement)
-        if substance or slot or (strong and words >= 7):
+    if CONSTRAINT.search(statement):
+        if substance or slot or (_STRONG_CONSTRAINT.search(statement) and words >= 6):
             return "constraint"
-    named = values or numbers or FORMATS.search(statement)
-    if slot and named and _COPULA.search(statement) and not story:
-        return "constraint" if slot in MEASURED_SLOTS else "decision"
-    if numbers and slot in MEASURED_SLOTS and not story:
+    if _WE_DONT.search(statement) and words >= 5:
         return "constraint"
-    if artifacts and not story and (ARTIFACT_CUE.search(statement) or words <= 4):
+    if _STATE.search(statement) and words >= 4:
+        return "constraint"
+    if _LABEL_VALUE.match(statement) and words >= 4:
+        return "decision"
+    if slot and (values or numbers or FORMATS.search(statement)) and _COPULA.search(statement):
+        return "constraint" if slot in MEASURED_SLOTS else "decision"
+    if numbers and words >= 4:
+        return "constraint"
+    if (named or values) and words >= 4:
+        return "decision"
+    if artifacts and (ARTIFACT_CUE.search(statement) or words <= 4):
         return "artifact"
     return None
+
+
+_DESTINATION = re.compile(
+    r"\b(?:mov(?:e|es|ed|ing)|switch(?:es|ed|ing)?|chang(?:e|es|ed|ing)|migrat(?:e|es|ed|ing)|"
+    r"go(?:es|ing)?|went|port(?:s|ed|ing)?|upgrad(?:e|es|ed|ing)|bump(?:s|ed|ing)?|replac(?:e|es|"
+    r"ed|ing)\s+\S+(?:\s+\S+)?\s+with)\b[^,;.]{0,40}?\b(?:to|with|onto|over to)\s+([^,;]+)",
+    re.I,
+)
+"""Where a change goes: "the ledger moves to PostgreSQL 16 with Citus"."""
+_NEGATED = re.compile(
+    r"\b(?:no|not|never|without|drop(?:ping)?|stop(?:ping)?|skip(?:ping)?|ditch(?:ing)?|"
+    r"forget(?: about)?)\s+((?:[\w.+#-]+\s+){0,2}[\w.+#-]+)",
+    re.I,
+)
+
+
+def _named(statement: str) -> list[str]:
+    """Every specific thing a statement names, lower case: its slot's values, artifacts,
+    numbers with units, times and decimals, formats and technical tokens."""
+    _, values = _slot(statement)
+    extra = [a.lower() for a in artifacts_in(statement)] + _numbers(statement)
+    extra += [m.group(0).lower() for m in TIME_OR_DATE.finditer(statement)]
+    extra += [m.group(0).lower() for m in FORMATS.finditer(statement)]
+    extra += [t.lower() for t in technical_tokens(statement)]
+    extra += [m.group(1).lower() for m in _PROPER.finditer(statement)]
+    return _without_contained(list(dict.fromkeys([*values, *extra])))
+
+
+_PROPER = re.compile(r"(?<=\S )([A-Z][a-z]{2,}(?:[A-Z]\w*)?)\b")
+"""A capitalised word inside a sentence: a product or a place (`Triton`, `Netherlands`)."""
+_UNIT = re.compile(rf"\d[\d,]*(?:\.\d+)?\s?({UNIT})\b", re.I)
+
+
+def unit_slot(statement: str) -> str:
+    """`unit:rows` for "up to 50,000 rows": what a number is about, when no slot names it."""
+    match = _UNIT.search(statement)
+    return f"unit:{match.group(1).lower().rstrip('s')}" if match else ""
+
+
+def negated_phrases(statement: str) -> tuple[str, ...]:
+    """The phrases a statement says no to ("no sequential testing" -> `sequential testing`),
+    two words or more."""
+    found = []
+    for match in _NEGATED.finditer(statement):
+        words = [w for w in match.group(1).lower().split() if w not in _NEGATION_STOP]
+        found += [" ".join(words[:n]) for n in (3, 2) if len(words) >= n]
+    return tuple(dict.fromkeys(found))
+
+
+_NEGATION_STOP = frozenset("the a an any our more longer just only one".split())
 
 
 def analyse(text: str, kind: str) -> Fact:
     """A statement of a known kind (a handover's decision, a return's artifact) as a `Fact`,
     with its slot, values and what it replaces."""
     statement = " ".join(text.split())
-    slot, values = _slot(statement)
-    extra = [a.lower() for a in artifacts_in(statement)] + _numbers(statement)
-    if FORMATS.search(statement):
-        extra += [m.group(0).lower() for m in FORMATS.finditer(statement)]
-    named = _without_contained(list(dict.fromkeys([*values, *extra])))
+    slot, _ = _slot(statement)
+    slot = slot or unit_slot(statement)
+    named = _named(statement)
     replaced = _replaced(statement, named)
+    destination = _DESTINATION.search(statement)
+    if destination:  # "moves to X": the slot's other values are the ones left behind
+        goes_to = set(_named(destination.group(1)))
+        slot_values = SLOT_VALUES.get(slot, frozenset())
+        replaced += [v for v in named if v in slot_values and v not in goes_to]
     return Fact(
         kind=kind,
         text=_clean(statement),
         slot=slot,
         values=tuple(v for v in named if v not in replaced),
-        replaced=tuple(replaced),
+        replaced=tuple(dict.fromkeys(replaced)),
         change=bool(replaced) or bool(CHANGE.search(statement)),
+        negated=negated_phrases(statement),
     )
 
 

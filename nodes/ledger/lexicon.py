@@ -14,7 +14,7 @@ import re
 
 # --- artifacts -----------------------------------------------------------------------------
 
-URL = re.compile(r"\bhttps?://[^\s<>\"'`)\]]+", re.I)
+URL = re.compile(r"\b[a-z][a-z0-9+.-]{1,9}://[^\s<>\"'`)\]]+", re.I)
 PATH = re.compile(
     r"(?<![\w@:/.-])(?:~|\.{1,2})?/?(?:[\w@.+-]+/)+[\w@.+-]*"  # with a slash
     r"|(?<![\w@/.-])\.?[\w-]+\.(?:py|pyi|ts|tsx|js|jsx|mjs|cjs|css|scss|html|md|mdx|rst|json|"
@@ -55,6 +55,44 @@ EXTENSION = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,7}$")
 TICKET = re.compile(r"\b[A-Z][A-Z0-9]{1,9}-\d{1,6}\b")
 ENV_NAME = re.compile(r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9]\b")
 CODE = re.compile(r"`([^`\n]{2,80})`")
+IDENTIFIER_CODE = re.compile(r"^[\w@#./:+-]{2,60}$")
+"""A code span that names something (`cart_sid`, `stg_`, `@acme/ui`), not a pasted message."""
+TECH_TOKEN = re.compile(
+    r"(?<![\w@#/.-])(?:"
+    r"[A-Z][A-Z0-9]{1,7}s?(?![a-z])"  # an acronym: AWS, HLS, ALBs, W3C, S3
+    r"|[A-Z0-9]*[A-Z][0-9][A-Z0-9]+"  # A06BX2K9QRT
+    r"|[a-z]+[A-Z][A-Za-z0-9]*"  # camelCase: terminationGracePeriod
+    r"|[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*"  # PascalCase: OpenSearch, PagerDuty, MurmurHash3
+    r"|[A-Za-z]+[0-9][A-Za-z0-9]*(?:\.[a-z0-9]+)?"  # m6i.large, utf8, x86
+    r"|[a-z0-9]+(?:_[a-z0-9]+)+_?(?=-[a-z]+\b)|[a-z0-9]+(?:_[a-z0-9]+)+_?|[a-z]{2,}_(?![\w])"  # snake_case, stg_
+    r"|[a-z][\w-]*(?:\.[A-Za-z_][\w-]*){2,}|[a-z]\w*\.[a-z]\w*_\w+"  # com.acme.app, schema.table_name
+    r"|[A-Z]\.\d{2,4}|[A-Z]{2,}-[\w.]+"  # X.509, GPT-4o
+    r"|[@#][\w-]+(?:/[\w.-]+)?"  # @scope/package, #channel
+    r"|[a-z0-9]+(?:-[a-z0-9]+){2,}"  # cart-service-rollout
+    r"|[A-Z0-9]{2,}(?:-[A-Z0-9]{2,})+"  # WH-AMS, DEP-ROT
+    r"|[\w.-]*<[\w ]{2,30}>[\w.-]*|[\w.-]*\{[\w ]{2,30}\}[\w.-]*"  # order-<order number>
+    r")(?![\w-])"
+)
+"""A token that names a product, a setting or an identifier, not an English word."""
+GENERIC_ACRONYMS = frozenset(
+    """OK OKAY PR PRS TODO TODOS FYI ASAP EOD EOW LOL IMO IMHO TBD BTW AFAIK IIRC WIP ETA AFK
+    DM DMS OMG VPN IDE QA PM AM TL DR NB PS RE FW CC THX TY IT HR UI UX CI""".split()
+)
+"""Acronyms of chat and office life: they say nothing settled."""
+QUOTED = re.compile(r"(?:^|[\s(])['\"“‘]([^'\"”’\n]{2,60})['\"”’](?=[\s,.;:)!?]|$)")
+TIME_OR_DATE = re.compile(
+    r"\b\d{1,2}:\d{2}\b|(?<![\w:]):\d{2}\b"
+    r"|\b\d{1,2}(?:st|nd|rd|th)?\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b"
+    r"|\b(?:jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\s+\d{1,2}(?:st|nd|rd|th)?\b"
+    r"|\bQ[1-4]\b|\b20\d\d-\d\d(?:-\d\d)?\b"
+    r"|\b(?:every|each|per|once an?|twice an?)\s+(?:\d+\s*)?(?:second|minute|hour|day|night|"
+    r"week|month|quarter|year|request|deploy|release|commit|build|run|sprint)s?\b"
+    r"|\b(?:hourly|daily|nightly|weekly|fortnightly|monthly|quarterly|yearly|annually)\b"
+    r"|\b\d+-(?:second|sec|minute|min|hour|day|week|month|year|ms|gb|mb|kb|inch|core|node)s?\b"
+    r"|\b\d{3,4}p\b|\b\d+(?:\.\d+)?x\b|\b\d+\.\d+\b",
+    re.I,
+)
+"""Times, dates, frequencies and bare decimals (thresholds, ratios, versions)."""
 REGION = re.compile(
     r"\b(?:(?:us|eu|ap|sa|ca|me|af|il|mx|cn)-(?:gov-)?(?:north|south|east|west|central|"
     r"northeast|southeast|northwest|southwest)-\d"
@@ -65,6 +103,13 @@ REGION = re.compile(
 )
 VERSION = re.compile(
     r"\bv\d+(?:\.\d+){1,3}(?:-[\w.]+)?\b"
+    r"|\bversion\s+v?\d+(?:\.\d+)+\b"
+    r"|\b(?!(?:is|are|was|were|be|at|to|of|in|on|by|as|above|below|under|over|than|from|with|"
+    r"and|or|not|no|the|a|an|keep|between|around|about|near|only|just|every|each|per|up|down|"
+    r"still|now|then|after|before|since|until|is|it|that|this|score|scoring|threshold|level|"
+    r"rate|ratio|factor|weight|probability|confidence|alpha|p)\s)"
+    r"[A-Za-z][A-Za-z+#.-]{1,20}\s+v?\d+\.\d+(?:\.\d+)?(?:\.x)?(?!\.?\d)"
+    r"(?!\s?(?:ms|s|%|gb|mb|kb|tb|days?|hours?|minutes?|seconds?|x)\b)"
     r"|\b(?:python|py|node(?:\.?js)?|go(?:lang)?|java|jdk|ruby|rust|rustc|php|perl|postgres(?:ql)?"
     r"|pg|mysql|mariadb|mongo(?:db)?|redis|react|vue|angular|next(?:\.?js)?|nuxt|django|rails"
     r"|kubernetes|k8s|terraform|ubuntu|debian|alpine|\.net|dotnet|kotlin|swift|scala|elixir"
@@ -84,7 +129,8 @@ UNIT = (
     r"users?|connections?|conns?|retries|retry|attempts?|tries|items?|rows?|records?|events?|"
     r"messages?|msgs?|cents?|usd|eur|gbp|dollars?|euros?|x|cores?|vcpus?|cpus?|nodes?|"
     r"replicas?|pods?|instances?|workers?|threads?|shards?|partitions?|chars?|characters?|"
-    r"tokens?|px|rem|em|pt|fps|dpi|mbps|gbps|kbps|ghz|mhz|digits?|decimals?|places|"
+    r"tokens?|px|rem|em|pt|dp|fps|dpi|mbps|gbps|kbps|ghz|mhz|digits?|decimals?|places|"
+    r"inch(?:es)?|cm|mm|wide|tall|"
     r"columns?|fields?|levels?|steps?|pages?|lines?|tabs?|spaces?|seats?|tenants?|regions?|"
     r"zones?|azs?|backups?|copies|versions?|releases?|sprints?|points?|stars?|colou?rs?)"
 )
@@ -115,21 +161,21 @@ DECISION = re.compile(
     r"represent|treat|encode|format|default|require|enforce|limit|cap|set|pin|ship|build|"
     r"make it|make them|bill|charge|retain|expire|lock|settle|rely|support|expose|version|"
     r"split|merge|partition|shard|cache|queue|log|send|serve|write|keep|do)\b"
-    r"|\b(?:we|i)(?:'ll| will| are going to|'re going to| shall| would like to|'d like to| want to)"
-    r"\s+(?:just\s+|also\s+|now\s+)?(?:use|go|stick|adopt|keep|deploy|host|store|run|target|"
-    r"standardi[sz]e|switch|move|pin|require|enforce|support|build|write|expose|model|"
-    r"represent|encode|format|name|call|ship|bill|charge|retain|expire|rely|version|split|"
-    r"partition|shard|cache|log|serve|put|default)\b"
+    r"|\bwe(?:'ll| will| are going to|'re going to| shall)\s+(?!see\b|talk\b|check\b|"
+    r"look\b|figure\b|discuss\b|think\b|need to talk\b|get back\b)\w+"
+    r"|\bi(?:'ll| will| am going to|'m going to)\s+(?:use|go with|stick with|pick|standardi[sz]e)\b"
     r"|\b(?:we|i)(?:'re| are| am|'m)\s+(?:now\s+)?(?:using|going with|on|sticking with|"
     r"switching to|moving to|standardi[sz]ing on|targeting|deploying (?:to|on)|hosting on)\b"
     r"|\b(?:we|i)\s+(?:use|prefer|standardi[sz]e on|rely on|target|deploy to|host on|build on|"
-    r"run on|store|keep)\b"
+    r"run on|store|keep|support|cut over|roll out|migrate|launch|start with|begin with|go live|"
+    r"ship|release|test with|test on|bill|charge|sign|encrypt|log|version|tag|deploy|host|"
+    r"need|require|only)\b"
     r"|\bgo(?:ing|es)? with\b|\bsettled on\b|\bstick(?:ing)? with\b|\bsettle on\b"
     r"|\bswitch(?:ing|ed)?\s+(?:over\s+)?(?:to|from)\b|\bmov(?:e|ing|ed)\s+(?:over\s+)?(?:to|from)\b"
     r"|\binstead of\b|\brather than\b|\bscratch\b|\bchanged? (?:my|our) minds?\b"
     r"|\bon second thought\b|\b(?:\w+[\w.+-]*\s){1,2}it is\b|\bfinal (?:answer|call|decision)\b"
     r"|\b(?:decision|verdict|choice|pick|plan|call)\s*(?:is|was|:)"
-    r"|\bdecided\b|\bagreed\b|\bapproved\b|\bconfirmed\b|\bsigned off\b"
+    r"|\bdecided\b|\bagreed\b|\bsigned off\b|\bwe'?d rather\b|\bwe would rather\b"
     r"|\bis (?:the|our) (?:plan|way to go|choice|winner|pick|standard|default|source of truth)\b"
     r"|\bas agreed\b|\bgo ahead with\b|\bthe plan is\b|\bdefaults? to\b|\bsource of truth\b"
     r"|\bwill be (?:our|the)\b|\bour (?:stack|choice|pick|db|database|backend|frontend) (?:is|will)\b"
@@ -155,8 +201,10 @@ CONSTRAINT = re.compile(
     re.I,
 )
 CHANGE = re.compile(
-    r"\b(?:actually|instead|instead of|rather than|scratch|switch(?:ing|ed)?|mov(?:e|ing|ed) "
-    r"(?:over )?to|chang(?:e|ed|ing)|changed? (?:my|our) minds?|no longer|not anymore|"
+    r"\b(?:actually|instead|instead of|rather than|scratch|scrap|switch(?:ing|ed)?|back to|go back|"
+    r"rethink|reconsider(?:ed)?|revisit(?:ed)?|after all|correction|off of|"
+    r"revert(?:ed|ing)?|mov(?:e|ing|ed) "
+    r"(?:over )?to|chang(?:e|ed|ing)|changed? (?:my|our|their|his|her) minds?|no longer|not anymore|"
     r"any ?more|on second thought|correction|update:|revis(?:e|ed|ing)|replac(?:e|ed|"
     r"ing)|relax(?:ed|ing)?|tighten(?:ed|ing)?|bump(?:ed|ing)?|rais(?:e|ed|ing)|lower(?:ed|ing)?|"
     r"reduc(?:e|ed|ing)|increas(?:e|ed|ing)|drop(?:ped|ping)?|ditch(?:ed|ing)?|"
@@ -166,8 +214,10 @@ CHANGE = re.compile(
 """Words that say a statement replaces an earlier one of its slot."""
 REPLACED_BEFORE = re.compile(
     r"(?:instead of|rather than|scratch(?: that)?|not|no longer|no more|drop(?:ping)?|ditch(?:ing)?"
-    r"|away from|switch(?:ing|ed)? from|mov(?:e|ing|ed) (?:away )?from|replac(?:e|ing)|from|"
-    r"over|forget(?: about)?|abandon(?:ing)?|remove|removing|kill|killing)\s+(?:the\s+|our\s+|"
+    r"|away from|(?:switch|mov|migrat|port|chang)\w*(?: \w+){0,3} from|replac(?:e|ing)|"
+    r"(?:mov|switch|migrat|tak)\w*(?: \w+){0,2} off(?: of)?|scrap(?:ping)?|retir(?:e|ing)|"
+    r"sunset(?:ting)?|deprecat(?:e|ing)|dump(?:ing)?|"
+    r"forget(?: about)?|abandon(?:ing)?|remove|removing|kill|killing)\s+(?:the\s+|our\s+|"
     r"using\s+)?$",
     re.I,
 )
@@ -177,12 +227,14 @@ REPLACED_AFTER = re.compile(
     re.I,
 )
 TENTATIVE = re.compile(
-    r"^(?:\W*)(?:if|maybe|perhaps|possibly|what if|how about|could we|should we|would we|do we|"
+    r"^(?:\W*)(?:maybe|perhaps|possibly|what if|how about|could we|should we|would we|do we|"
     r"did we|can we|shall we|are we|were we|is it|is there|i wonder|wondering|not sure|unsure|"
     r"i'?m not sure|no idea|thinking about|considering|we could|we might|might|any thoughts|"
     r"thoughts on|does anyone|has anyone|idk|dunno|i guess|hypothetically|suppose|say we|"
     r"let me know|can you|could you|would you|will you|please (?:check|look|review|explain|tell)"
-    r"|why|how|what|when|where|which|who)\b"
+    r"|if (?:we|you|i)\b(?!.*\b(?:must|never|always|only|at most|at least)\b)"
+    r"|(?:what|why|how|which|who|where|when)(?:'s|'re|\s+(?:is|are|was|were|do|does|did|can|"
+    r"could|should|would|will|about|if|exactly|else|kind|sort|much|many|long|often)))\b"
     r"|\b(?:not (?:yet )?decided|undecided|haven'?t decided|still deciding|tbd|to be decided|"
     r"open question|up in the air|not settled|no decision|not sure yet|for now maybe)\b",
     re.I,
@@ -195,7 +247,8 @@ NARRATIVE = re.compile(
     r"watched|heard|remember|think i|was)|took|broke|crashed|failed|flaked|timed out|"
     r"was (?:slow|down|broken|red|green)|went down|lol|haha|coffee|lunch|weekend|vacation|"
     r"meeting|standup|stand-up|demo day|must (?:say|admit)|have to (?:say|admit|go|run|leave)|"
-    r"need to (?:go|run|leave|grab|step away|take a break))\b",
+    r"need to (?:go|run|leave|grab|step away|take a break)|again|still waiting|this afternoon|"
+    r"tonight|no idea|no clue|somewhere|rerun|re-run)\b",
     re.I,
 )
 """Telling what happened: numbers and files in it are news, not settled things."""
@@ -887,16 +940,24 @@ MEASURED_SLOTS = frozenset(
 when the statement says so."""
 
 
-def _phrase(word: str) -> re.Pattern[str]:
-    return re.compile(rf"(?<![\w.-]){re.escape(word)}(?![\w-])", re.I)
-
-
-SLOT_WORDS: dict[str, list[re.Pattern[str]]] = {
-    slot: [_phrase(w) for w in words] for slot, (words, _) in SLOTS.items()
+SLOT_PHRASES: dict[str, list[tuple[str, bool]]] = {}
+"""A lexicon phrase (lower case) -> the slots it names, and whether it is one of their values."""
+for _slot_name, (_words, _values) in SLOTS.items():
+    for _word in _words:
+        SLOT_PHRASES.setdefault(_word, []).append((_slot_name, False))
+    for _value in _values:
+        SLOT_PHRASES.setdefault(_value, []).append((_slot_name, True))
+SLOT_VALUES: dict[str, frozenset[str]] = {
+    slot: frozenset(values) for slot, (_, values) in SLOTS.items()
 }
-SLOT_VALUES: dict[str, list[tuple[str, re.Pattern[str]]]] = {
-    slot: [(v, _phrase(v)) for v in values] for slot, (_, values) in SLOTS.items()
-}
+SLOT_PATTERN = re.compile(
+    r"(?<![\w.-])("
+    + "|".join(re.escape(p) for p in sorted(SLOT_PHRASES, key=len, reverse=True))
+    + r")(s|es)?(?![\w-])",
+    re.I,
+)
+"""Every slot phrase in one pattern, longest first; a plural counts for phrases over 3
+letters (`magic links` is `magic link`, `goes` is not `go`)."""
 TECH_TERMS = re.compile(
     "|".join(
         sorted(

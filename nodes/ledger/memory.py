@@ -37,7 +37,7 @@ from ...state.defaults import (
     LEDGER_PACKAGE_RESERVE,
     RECENT_TURN_MIN_TOKENS,
 )
-from ...state.ledger import LedgerEntry, current_entries
+from ...state.ledger import LedgerEntry, current_entries, usable_entries
 from ..history.conversation import is_turn
 from .recall import TurnText, is_user_turn, rank, terms, turn_texts
 
@@ -80,7 +80,7 @@ def thread_memory(
     recent_from = _first_recent_turn(window, include_recent_turns, messages)
     request = next((message_text(m) for m in reversed(messages) if is_user_turn(m)), "")
     return ThreadMemory(
-        ledger=current_entries(ledger),
+        ledger=usable_entries(ledger),
         turns=documents,
         recent_from=recent_from,
         request=request,
@@ -113,10 +113,14 @@ def source_label(entry: LedgerEntry) -> str:
     return f"{by} {source}" if by else source
 
 
-def ledger_line(entry: LedgerEntry) -> str:
-    """One entry as a package line: `- [decision, user, turn 12] Let's go with Postgres.`"""
+def ledger_line(entry: LedgerEntry, turns: dict[str, int] | None = None) -> str:
+    """One entry as a package line: `- [decision, user, turn 12] Let's go with Postgres.`; a
+    superseded one says so (`turns`: entry id -> turn, to name when)."""
     turn = entry.get("turn") or 0
     where = f", turn {turn}" if turn else ""
+    if entry.get("status") == "superseded":
+        later = (turns or {}).get(str(entry.get("superseded_by") or ""))
+        where += f"; SUPERSEDED at turn {later}" if later else "; SUPERSEDED"
     return f"- [{entry['kind']}, {source_label(entry)}{where}] {entry['text']}"
 
 
@@ -171,7 +175,12 @@ def fill_package(
     shown = [" ".join(t.lower().split()) for t in [*decisions, *recent_turns]]
     entries = [e for e in memory.ledger if not _shown_already(e, shown)]
     wanted = f"{query} {memory.request} {context}"
-    candidates = [ledger_line(e) for e in ordered_entries(entries, wanted)]
+    current = [e for e in entries if e.get("status", "current") == "current"]
+    turns = {e["id"]: int(e.get("turn") or 0) for e in memory.ledger}
+    candidates = [ledger_line(e) for e in ordered_entries(current, wanted)]
+    # superseded entries last, newest first: they may hold what the change left standing
+    old = [e for e in reversed(entries) if e.get("status") == "superseded"]
+    former = [ledger_line(e, turns) for e in old]
     filled = Filled(recent_turns=list(recent_turns))
     base = measure(filled)
     needed = sum(counter.count_text(line) + 1 for line in candidates) + 40 if candidates else 0
@@ -179,7 +188,7 @@ def fill_package(
     if base + reserve > budget:
         filled.recent_turns = _cut_turns(filled.recent_turns, base + reserve - budget, counter)
         base = measure(filled)
-    room = budget - base - (40 if candidates else 0)
+    room = budget - base - (40 if candidates or former else 0)
     for line in candidates:
         cost = counter.count_text(line) + 1
         if cost <= room:
@@ -188,6 +197,11 @@ def fill_package(
     filled.omitted = len(candidates) - len(filled.ledger)
     if filled.omitted:
         room -= 25  # the line that names them
+    for line in former:
+        cost = counter.count_text(line) + 1
+        if cost <= room:
+            filled.ledger.append(line)
+            room -= cost
     room -= 20  # the earlier turns' heading
     picked = [
         s for s in rank(f"{query} {memory.request}", memory.turns) if s.turn < memory.recent_from
@@ -202,8 +216,8 @@ def fill_package(
         if filled.earlier:
             filled.earlier.pop()
         else:
-            filled.ledger.pop()
-            filled.omitted += 1
+            if "; SUPERSEDED" not in filled.ledger.pop().split("]", 1)[0]:
+                filled.omitted += 1
     return filled
 
 
