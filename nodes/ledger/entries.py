@@ -228,6 +228,7 @@ def outcome_entries(
     counter: TokenCounter,
     source: str = "outcome",
 ) -> list[LedgerEntry]:
-    """What a specialist's hand-back summary settles, read as a user turn is."""
-    facts = extract_facts(summary)
+    """What a specialist's hand-back summary settles: its statements with a decision or rule
+    word (the rest of a summary is its report of the work)."""
+    facts = extract_facts(summary, cued=True)
     return make_entries(facts, source=source, by=by, turn=turn, ledger=ledger, counter=counter)

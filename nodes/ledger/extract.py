@@ -425,9 +425,12 @@ def analyse(text: str, kind: str) -> Fact:
     )
 
 
-def extract_facts(text: str, *, limit: int = LEDGER_ENTRIES_PER_MESSAGE) -> list[Fact]:
+def extract_facts(
+    text: str, *, limit: int = LEDGER_ENTRIES_PER_MESSAGE, cued: bool = False
+) -> list[Fact]:
     """The settled statements of one user message, at most `limit` (decisions and constraints
-    before artifacts when there are more)."""
+    before artifacts when there are more). `cued`: only statements with a decision or rule word
+    (for an agent's hand-back summary, whose specifics are its own report)."""
     if not isinstance(text, str) or not text.strip():
         return []
     found: list[Fact] = []
@@ -439,6 +442,8 @@ def extract_facts(text: str, *, limit: int = LEDGER_ENTRIES_PER_MESSAGE) -> list
             if not statement:
                 continue
         kind = _settled(statement)
+        if cued and not (DECISION.search(statement) or CONSTRAINT.search(statement)):
+            kind = None
         if kind is not None:
             found.append(analyse(statement, kind))
     if len(found) > limit:
@@ -446,3 +451,16 @@ def extract_facts(text: str, *, limit: int = LEDGER_ENTRIES_PER_MESSAGE) -> list
         keep = {id(f) for f in ranked[:limit]}
         found = [f for f in found if id(f) in keep]
     return found
+
+
+def settled_lists(texts: list[str]) -> tuple[list[str], list[str]]:
+    """What `texts` settled, as a handover's `decisions` and `artifacts` lists (oldest first)."""
+    decisions: list[str] = []
+    artifacts: list[str] = []
+    for text in texts:
+        for fact in extract_facts(text):
+            if fact.kind == "artifact":
+                artifacts += [a for a in artifacts_in(fact.text) if a not in artifacts]
+            elif fact.text not in decisions:
+                decisions.append(fact.text)
+    return decisions, artifacts

@@ -236,7 +236,8 @@ TENTATIVE = re.compile(
     r"|(?:what|why|how|which|who|where|when)(?:'s|'re|\s+(?:is|are|was|were|do|does|did|can|"
     r"could|should|would|will|about|if|exactly|else|kind|sort|much|many|long|often)))\b"
     r"|\b(?:not (?:yet )?decided|undecided|haven'?t decided|still deciding|tbd|to be decided|"
-    r"open question|up in the air|not settled|no decision|not sure yet|for now maybe)\b",
+    r"open question|up in the air|not settled|no decision|not sure yet|for now maybe|"
+    r"don'?t trust|not convinced|suspicious)\b",
     re.I,
 )
 """A question, a maybe, or an explicit "not decided": nothing settled."""

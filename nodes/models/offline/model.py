@@ -56,6 +56,7 @@ from ...history.extractive import (
     extractive_summary,
     first_sentence,
 )
+from ...ledger.extract import artifacts_in, settled_lists
 from ...tools.names import CONSULT, FULL_HISTORY, HANDOVER, READ_BRIEFING, RETURN
 from .cues import (
     AFTER_REPLY,
@@ -217,7 +218,8 @@ class OfflineChatModel(BaseChatModel):
             for m in convo[:-1]
             if isinstance(m, HumanMessage) and not from_the_graph(m)
         ]
-        texts = [*earlier, request]
+        decisions, artifacts = settled_lists(earlier)
+        artifacts += [a for a in artifacts_in(request) if a not in artifacts]  # this request's
         ordered = sorted(keywords, key=lambda k: request.lower().find(k))
         args = {
             "specialist_profile": name,
@@ -225,8 +227,8 @@ class OfflineChatModel(BaseChatModel):
             "summary": extractive_summary(earlier) or f"The user asks: {clip_words(request)}",
             "handover_reason": f"The request is about {', '.join(ordered[:3])}: "
             f"{profiles[name].description}",
-            "decisions": extract_decisions(texts),
-            "artifacts": extract_artifacts(texts),
+            "decisions": decisions[-8:],
+            "artifacts": artifacts[-10:],
             "return_condition": "task_complete"
             if TASK_COMPLETE.search(request)
             else "after_reply"
@@ -248,8 +250,8 @@ class OfflineChatModel(BaseChatModel):
             "consults": [{"specialist_profile": n, "question": question} for n in names],
             "topic": topic_slug(question.split()[:4]),
             "summary": extractive_summary(earlier) or f"The user asks: {clip_words(request)}",
-            "decisions": extract_decisions([*earlier, request]),
-            "artifacts": extract_artifacts([*earlier, request]),
+            "decisions": settled_lists([*earlier, request])[0][-8:],
+            "artifacts": settled_lists([*earlier, request])[1][-10:],
         }
         return AIMessage(content="", tool_calls=[make_call(CONSULT, args)])
 
