@@ -125,3 +125,19 @@ def test_with_the_benchmarks_three_specialists(ctx):
     for name in BENCH_SPECIALISTS:
         assert times_described(BUILTINS[name], request, tools) == 1, name
     assert tokens(request, tools) <= 1250
+
+
+def test_a_specialists_handover_tool_names_its_targets_without_describing_them() -> None:
+    """Every model call of a specialist carries its tools: the profiles' descriptions are the
+    orchestrator's to read; a specialist's handover tool names its targets in the enum only."""
+    from specialist_handover.nodes.handover.transfer import handover_tools
+    from specialist_handover.specialists import builtin_profiles
+
+    profiles = builtin_profiles()
+    (handover, *_) = handover_tools("solution_architect")
+    schema = handover.args_schema  # a JSON schema
+    assert handover.description.count(":") <= 1  # no "name: description" lines
+    assert not any(p.description in handover.description for p in profiles.values())
+    targets = schema["properties"]["specialist_profile"]["enum"]  # type: ignore[index]
+    assert "solution_architect" not in targets and "a0_software_orchestrator" in targets
+    assert set(targets) == set(profiles) - {"solution_architect"}

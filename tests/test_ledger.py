@@ -52,6 +52,13 @@ NOT_SETTLED = [
     "I must say, great work on that PR.",
     "Let's take a look at the logs",
     "lol that meeting was long",
+    "Logs show the webhook arriving roughly 800 ms after the redirect.",
+    "Following up on that: the fix is in a branch, but I want the regression test first.",
+    "This part needs the frontend designer: please bring them in on the hero.",
+    "getting this locally: `TypeError: Cannot read properties of undefined`",
+    "the coverage report says 79% but I don't trust it much",
+    "my local checkout is 9 GB now, need to clean it",
+    "what's the difference between a rebase and a squash merge",
 ]
 
 
@@ -362,6 +369,32 @@ def test_a_ledger_entry_already_in_the_recent_turns_is_not_repeated():
         memory=memory,
     )
     assert package["ledger"] == [] and package["ledger_omitted"] == 0
+
+
+def test_an_earlier_turn_that_repeats_a_recent_one_or_a_better_one_is_not_carried():
+    ask = "We want the warehouse to hear about new orders without polling: Redis or a queue?"
+    texts = [TurnText(n, f"user: Turn {n}. {ask}") for n in (10, 20, 30)]
+    texts.append(TurnText(40, "user: the warehouse queue must keep orders for 7 days"))
+    memory = ThreadMemory(ledger=[], turns=texts, recent_from=50, request=ask)
+    package = build_stage1_package(
+        handover_id="h",
+        specialist="solution_architect",
+        topic="order-events",
+        summary="s",
+        recent_turns=[f"user: Turn 49. {ask}"],
+        decisions=[],
+        artifacts=[],
+        return_condition="user_request",
+        reason="r",
+        from_agent="orchestrator",
+        briefing_file="/p/.a0proj/handover/x.md",
+        max_context_tokens=3000,
+        include_recent_turns=5,
+        counter=COUNTER,
+        label="x",
+        memory=memory,
+    )
+    assert [t.split(")")[0] for t in package["earlier_turns"]] == ["(turn 40"]
 
 
 def test_turn_texts_number_the_window_from_the_mark():

@@ -124,18 +124,21 @@ def transferred_messages(exc: ParentCommand) -> list[BaseMessage] | None:
 
 
 def handover_description(profiles: ProfileRegistry, caller: str) -> str:
-    """The handover tool's description as `caller` reads it: every other profile it may pick.
+    """The handover tool's description as `caller` reads it.
 
-    This is the one place an agent is told what each profile does (its one-line
-    description); `consult_specialists` refers to this list instead of repeating it, which
-    keeps the orchestrator's request small (docs/GUIDE.md, "Who is described where")."""
-    lines = [
-        f"{n}: {profiles[n].description}"
-        for n in profiles
-        if n not in (caller, ORCHESTRATOR_PROFILE)
-    ]
+    The orchestrator's lists every specialist with its one-line description: the one place
+    it is told what each profile does (`consult_specialists` refers to this list instead of
+    repeating it, which keeps the orchestrator's request small; docs/GUIDE.md, "Who is
+    described where"). A specialist's names its targets only in the schema's enum: it hands
+    on rarely, and every one of its model calls would carry the whole list."""
     if caller != ORCHESTRATOR_PROFILE:
-        lines.append(f"{ORCHESTRATOR_PROFILE}: hand back to the orchestrator")
+        return (
+            "Hand the conversation on to another specialist (the profiles are listed in "
+            "specialist_profile) when the request clearly belongs to them, with a short package "
+            "(the graph adds the recent turns and the thread's ledger). To hand back, call "
+            "return_to_orchestrator."
+        )
+    lines = [f"{n}: {profiles[n].description}" for n in profiles if n != ORCHESTRATOR_PROFILE]
     return (
         "Hand the conversation over to the agent best placed for the request, with a short "
         "package (the graph adds the recent turns). Agents:\n" + "\n".join(lines)

@@ -102,6 +102,8 @@ _FIRST_PERSON = re.compile(
 _TROUBLE = re.compile(
     r"\b(?:getting|seeing|keep getting|keeps? (?:failing|crashing)|is being|flaky|flaked|"
     r"reformatted|renamed|out of date|mentions|backing off|fixing|cleaning up|retrying|"
+    r"crash(?:es|ed|ing)?|fails|failing|broken|(?:the )?(?:failure|error|bug|exception|"
+    r"problem|outage) (?:is|was)|worr(?:y|ies|ied)|"
     r"is getting|are getting|getting (?:long|big|slow)|locally|on my (?:machine|laptop)|"
     r"in my (?:scratch|local|branch)|my local|my laptop|my machine|my branch|my checkout|"
     r"give me a (?:minute|sec|second)|brb|todos?)\b",
@@ -109,17 +111,26 @@ _TROUBLE = re.compile(
 )
 """Talk about a machine's state or the day's chores: nothing the project settles."""
 _OUTPUT = re.compile(
-    r"`[^`]*\s[^`]*`|\b(?:says|prints|shows|complains|spits|throws|yells)\s*:", re.I
+    r"`[^`]*\s[^`]*`|\b(?:says|prints|shows|complains|spits|throws|yells)\s*:"
+    r"|\b(?:report|dashboard|graph|chart|counter|metric|tool|linter|profiler|log|trace)s? "
+    r"(?:says|said|shows?|showed|reports?|reported)\b",
+    re.I,
 )
 """A pasted message or a tool's output (a code span with spaces in it): a report, not a fact."""
 _LABEL_VALUE = re.compile(
-    r"^(?!(?:update|note|fyi|ps|edit|btw|question|q|re)\b)[A-Za-z][\w'/-]*(?: [\w'/-]+){0,3}:\s+\S+(?:\s+\S+)+"
+    r"^(?!(?:update|note|fyi|ps|edit|btw|question|q|re|now|so|then|next|also|and|but|ok|okay|"
+    r"well|hmm|following|follow|quick|small|one|another|first|second|finally|context|"
+    r"background|reminder|heads up|thanks|thank)\b)"
+    r"(?!\S+(?: \S+){0,3} (?:that|this|it|on|up|to|now|then)\s*:)"
+    r"[A-Za-z][\w'/-]*(?: [\w'/-]+){0,3}:\s+\S+(?:\s+\S+)+",
+    re.I,
 )
 """`Ordering guarantee: per conversation only`: a setting named and given."""
 _HANDOVER_REQUEST = re.compile(
     r"\b(?:bring in|hand (?:this|it|that) (?:over|off)|pass (?:this|it) (?:on )?to|loop in|"
-    r"(?:get|hand|pass|bring|send|give|ask)\b.{0,30}\b\w+[_ ](?:engineer|architect|designer|"
-    r"reviewer|analyst|auditor|explorer|specialist|hacker)\b|"
+    r"(?:get|hand|pass|bring|send|give|ask|needs?|wants?)\b.{0,30}\b\w+[_ ](?:engineer|architect|"
+    r"designer|reviewer|analyst|auditor|explorer|specialist|hacker)s?\b|"
+    r"bring (?:them|him|her|someone|somebody) in|"
     r"get the [\w ]{3,40} on this|let'?s get (?:the|a) [\w ]{3,40} (?:on|to|in)|"
     r"(?:over|back) to the orchestrator|hand (?:me )?(?:over|back))\b",
     re.I,
@@ -309,7 +320,9 @@ def _settled(statement: str) -> str | None:
     if TENTATIVE.search(statement) or _HANDOVER_REQUEST.search(statement):
         return None
     firm = bool(CHANGE.search(statement) or _STRONG_DECISION.search(statement))
-    story = bool(NARRATIVE.search(statement) or _TROUBLE.search(statement))
+    story = bool(NARRATIVE.search(statement)) or (
+        bool(_TROUBLE.search(statement)) and not (TICKET.search(statement) or URL.search(statement))
+    )
     if (story and not firm) or _FIRST_PERSON.match(statement) or _OUTPUT.search(statement):
         return None
     artifacts = artifacts_in(statement)

@@ -206,6 +206,7 @@ def fill_package(
     picked = [
         s for s in rank(f"{query} {memory.request}", memory.turns) if s.turn < memory.recent_from
     ][:EARLIER_TURNS_MAX]
+    picked = _distinct(picked, filled.recent_turns)
     for scored in sorted(picked, key=lambda s: s.turn):
         line = counter.truncate(f"(turn {scored.turn}) {scored.text}", EARLIER_TURN_MAX_TOKENS)
         cost = counter.count_text(line) + 2
@@ -219,6 +220,26 @@ def fill_package(
             if "; SUPERSEDED" not in filled.ledger.pop().split("]", 1)[0]:
                 filled.omitted += 1
     return filled
+
+
+def _distinct(ranked: list[Any], recent: list[str]) -> list[Any]:
+    """The best `EARLIER_TURNS_MAX` turns, leaving out one that says nearly what a recent turn
+    or a better one already says (a question asked again adds nothing)."""
+    seen = [set(terms(t)) for t in recent]
+    kept = []
+    for scored in ranked:
+        words = set(terms(scored.text))
+        if any(words and len(words & s) / len(words | s) >= NEAR_SAME for s in seen):
+            continue
+        kept.append(scored)
+        seen.append(words)
+        if len(kept) == EARLIER_TURNS_MAX:
+            break
+    return kept
+
+
+NEAR_SAME = 0.6
+"""Word overlap (Jaccard) above which an earlier turn repeats one the package has."""
 
 
 def _cut_turns(turns: list[str], excess: int, counter: TokenCounter) -> list[str]:
