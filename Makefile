@@ -27,6 +27,7 @@ bench:  ## the benchmarks whose figures are in the README
 	$(PY) bench/bench_full_history.py --check
 	$(PY) bench/bench_routing.py
 	$(VENV)/bin/pip install -q -e ".[bench]" && $(PY) bench/bench_vs_peers.py
+	$(PY) bench/bench_fidelity.py
 
 soak:  ## 500 SIGKILLs at seeded random moments; nothing may be lost
 	$(PY) bench/soak_kills.py --kills 500 --seed 1

@@ -102,7 +102,7 @@ _FIRST_PERSON = re.compile(
 _TROUBLE = re.compile(
     r"\b(?:getting|seeing|keep getting|keeps? (?:failing|crashing)|is being|flaky|flaked|"
     r"reformatted|renamed|out of date|mentions|backing off|fixing|cleaning up|retrying|"
-    r"crash(?:es|ed|ing)?|fails|failing|broken|(?:the )?(?:failure|error|bug|exception|"
+    r"crash(?:es|ed|ing)?(?!-)|fails|failing|broken|(?:the )?(?:failure|error|bug|exception|"
     r"problem|outage) (?:is|was)|worr(?:y|ies|ied)|"
     r"is getting|are getting|getting (?:long|big|slow)|locally|on my (?:machine|laptop)|"
     r"in my (?:scratch|local|branch)|my local|my laptop|my machine|my branch|my checkout|"
