@@ -273,3 +273,50 @@ def test_the_ledger_grows_by_the_entry_not_by_the_thread(ctx):
     assert len(state["ledger"]) == 1
     assert state["ledger_mark"]["turns"] == 61
     assert json.dumps(state["ledger"]).count("Postgres") == 1
+
+
+def test_a_handovers_own_decisions_join_the_ledger_for_the_next_specialist(ctx):
+    spec = specialist()
+    orchestrator = ScriptedChatModel(
+        script=[
+            ai_call(
+                "handover_to_specialist",
+                specialist_profile="solution_architect",
+                topic="rpc",
+                summary="s",
+                handover_reason="r",
+                decisions=["Services talk gRPC to each other"],
+                artifacts=["proto/billing/v1/invoice.proto"],
+            )
+        ],
+        fallback=terse_orchestrator().fallback,
+    )
+    graph = build(spec, orchestrator)
+    say(graph, "we need an RPC design", ctx)
+    say(graph, "thanks, go back to the orchestrator", ctx)
+    for i in range(4):
+        say(graph, f"ok ({i})", ctx)
+    seen = len(spec.requests)
+    say(graph, "HANDOVER:implementation_engineer implement the invoice service", ctx)
+    request = _text(first_request_after(spec, seen))
+    assert "[decision, orchestrator handover, turn 1] Services talk gRPC to each other" in request
+    assert "proto/billing/v1/invoice.proto" in request
+
+
+def test_a_changed_mind_reaches_the_specialist_as_current_and_the_old_one_as_superseded(ctx):
+    spec = specialist()
+    graph = build(spec)
+    say(graph, "Let's go with Postgres for the main database.", ctx)
+    say(graph, "ok", ctx)
+    say(graph, "Actually, scratch Postgres, we'll use MySQL instead.", ctx)
+    for i in range(4):
+        say(graph, f"fine ({i})", ctx)
+    seen = len(spec.requests)
+    say(graph, "HANDOVER:solution_architect design the schema", ctx)
+    request = _text(first_request_after(spec, seen))
+    current = request.index("[decision, user, turn 3] Actually, scratch Postgres")
+    old = request.index("[decision, user, turn 1; SUPERSEDED at turn 3] Let's go with Postgres")
+    assert current < old
+    statuses = {e["text"][:20]: e["status"] for e in state_of(graph)["ledger"]}
+    assert statuses["Let's go with Postgr"] == "superseded"
+    assert statuses["Actually, scratch Po"] == "current"
