@@ -446,6 +446,8 @@ def extract_facts(
     (for an agent's hand-back summary, whose specifics are its own report)."""
     if not isinstance(text, str) or not text.strip():
         return []
+    if cued and not (DECISION.search(text) or CONSTRAINT.search(text)):
+        return []
     found: list[Fact] = []
     for statement in statements(text):
         if statement.endswith("?"):

@@ -137,6 +137,14 @@ class Scored:
     matched: int
 
 
+@lru_cache(maxsize=8192)
+def _bag(text: str) -> tuple[dict[str, int], int]:
+    """A document's term counts and length (remembered: the same turns are ranked at every
+    handover)."""
+    bag = Counter(_terms(text) if len(text) <= 4096 else terms(text))
+    return dict(bag), sum(bag.values()) or 1
+
+
 def rank(query: str, documents: Sequence[TurnText], *, context: str = "") -> list[Scored]:
     """`documents` by BM25 against `query` (and, at half weight, `context`: a summary), best
     first. A document must match two distinct terms, one of them from `query`."""
@@ -145,15 +153,15 @@ def rank(query: str, documents: Sequence[TurnText], *, context: str = "") -> lis
     wanted = strong | weak
     if not strong or not documents:
         return []
-    bags = [Counter(terms(d.matched_text())) for d in documents]
-    lengths = [sum(b.values()) or 1 for b in bags]
-    average = sum(lengths) / len(lengths)
-    df = Counter(t for b in bags for t in set(b) if t in wanted)
+    bags = [_bag(d.matched_text()) for d in documents]
+    average = sum(length for _, length in bags) / len(bags)
+    df = {t: sum(1 for bag, _ in bags if t in bag) for t in wanted}
     n = len(documents)
+    need = min(2, len(wanted))
     scored = []
-    for doc, bag, length in zip(documents, bags, lengths, strict=True):
-        matched = [t for t in wanted if bag.get(t)]
-        if len(matched) < min(2, len(wanted)) or not any(t in strong for t in matched):
+    for doc, (bag, length) in zip(documents, bags, strict=True):
+        matched = [t for t in wanted if t in bag]
+        if len(matched) < need or not any(t in strong for t in matched):
             continue
         score = 0.0
         for t in matched:
