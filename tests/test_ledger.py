@@ -254,6 +254,29 @@ def test_a_summary_alone_does_not_make_a_turn_relevant():
     assert rank("landing page hero", docs, context="hello there what can you do") == []
 
 
+def package_for(memory: ThreadMemory, **fields: object) -> dict:
+    """A package built with `memory`, every other field a plain default (overridable)."""
+    args: dict = dict(
+        handover_id="h",
+        specialist="solution_architect",
+        topic="t",
+        summary="s",
+        recent_turns=[],
+        decisions=[],
+        artifacts=[],
+        return_condition="user_request",
+        reason="r",
+        from_agent="orchestrator",
+        briefing_file="/p/.a0proj/handover/x.md",
+        max_context_tokens=3000,
+        include_recent_turns=5,
+        counter=COUNTER,
+        label="x",
+    )
+    args.update(fields)
+    return build_stage1_package(**args, memory=memory)  # type: ignore[arg-type]
+
+
 def _ledger_of(rng: random.Random, n: int) -> list:
     words = ["postgres", "invoice", "latency", "ulid", "cents", "region", "kafka", "retry", "spec"]
     entries = []
@@ -320,24 +343,7 @@ def test_the_package_never_exceeds_its_budget_because_of_the_ledger_or_earlier_t
 def test_the_package_names_what_did_not_fit_and_stage_2_has_the_whole_ledger():
     ledger = _ledger_of(random.Random(1), 60)
     memory = ThreadMemory(ledger=ledger, turns=[], recent_from=1, request="")
-    package = build_stage1_package(
-        handover_id="h",
-        specialist="solution_architect",
-        topic="t",
-        summary="s",
-        recent_turns=[],
-        decisions=[],
-        artifacts=[],
-        return_condition="user_request",
-        reason="r",
-        from_agent="orchestrator",
-        briefing_file="/p/.a0proj/handover/x.md",
-        max_context_tokens=900,
-        include_recent_turns=5,
-        counter=COUNTER,
-        label="x",
-        memory=memory,
-    )
+    package = package_for(memory, max_context_tokens=900)
     assert package["ledger_omitted"] > 0
     assert (
         f"({package['ledger_omitted']} more entries did not fit; request_full_history()"
@@ -350,23 +356,8 @@ def test_the_package_names_what_did_not_fit_and_stage_2_has_the_whole_ledger():
 def test_a_ledger_entry_already_in_the_recent_turns_is_not_repeated():
     made = _entries(["Let's go with Postgres for the main database."])
     memory = ThreadMemory(ledger=made, turns=[], recent_from=1, request="")
-    package = build_stage1_package(
-        handover_id="h",
-        specialist="solution_architect",
-        topic="t",
-        summary="s",
-        recent_turns=["user: Let's go with Postgres for the main database."],
-        decisions=[],
-        artifacts=[],
-        return_condition="user_request",
-        reason="r",
-        from_agent="orchestrator",
-        briefing_file="/p/.a0proj/handover/x.md",
-        max_context_tokens=3000,
-        include_recent_turns=5,
-        counter=COUNTER,
-        label="x",
-        memory=memory,
+    package = package_for(
+        memory, recent_turns=["user: Let's go with Postgres for the main database."]
     )
     assert package["ledger"] == [] and package["ledger_omitted"] == 0
 
@@ -376,24 +367,7 @@ def test_an_earlier_turn_that_repeats_a_recent_one_or_a_better_one_is_not_carrie
     texts = [TurnText(n, f"user: Turn {n}. {ask}") for n in (10, 20, 30)]
     texts.append(TurnText(40, "user: the warehouse queue must keep orders for 7 days"))
     memory = ThreadMemory(ledger=[], turns=texts, recent_from=50, request=ask)
-    package = build_stage1_package(
-        handover_id="h",
-        specialist="solution_architect",
-        topic="order-events",
-        summary="s",
-        recent_turns=[f"user: Turn 49. {ask}"],
-        decisions=[],
-        artifacts=[],
-        return_condition="user_request",
-        reason="r",
-        from_agent="orchestrator",
-        briefing_file="/p/.a0proj/handover/x.md",
-        max_context_tokens=3000,
-        include_recent_turns=5,
-        counter=COUNTER,
-        label="x",
-        memory=memory,
-    )
+    package = package_for(memory, topic="order-events", recent_turns=[f"user: Turn 49. {ask}"])
     assert [t.split(")")[0] for t in package["earlier_turns"]] == ["(turn 40"]
 
 

@@ -213,12 +213,14 @@ def fill_package(
         if cost <= room:
             filled.earlier.append(line)
             room -= cost
-    while measure(filled) > budget and (filled.earlier or filled.ledger):
+    while measure(filled) > budget and (filled.earlier or filled.ledger or filled.omitted):
         if filled.earlier:
             filled.earlier.pop()
-        else:
+        elif filled.ledger:
             if "; SUPERSEDED" not in filled.ledger.pop().split("]", 1)[0]:
                 filled.omitted += 1
+        else:  # no room for a single line, not even for the note: the section goes
+            filled.omitted = 0
     return filled
 
 
