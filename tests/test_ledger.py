@@ -379,3 +379,12 @@ def test_turn_texts_number_the_window_from_the_mark():
 def test_analyse_reads_a_handover_decision_like_a_user_turn():
     fact = analyse("Switch from eu-west-1 to eu-central-1", "decision")
     assert fact.slot == "region" and fact.replaced == ("eu-west-1",)
+
+
+def test_an_artifact_the_package_names_and_a_turn_its_ledger_quotes_are_not_repeated():
+    made = _entries(["The spec lives in docs/spec/billing.md", "IDs are ULIDs."])
+    texts = [TurnText(3, "user: IDs are ULIDs. orchestrator: Noted, ULIDs everywhere.")]
+    memory = ThreadMemory(ledger=made, turns=texts, recent_from=9, request="ulid ids")
+    package = package_for(memory, topic="ids", artifacts=["docs/spec/billing.md"])
+    assert [line.split("] ")[1] for line in package["ledger"]] == ["IDs are ULIDs."]
+    assert package["earlier_turns"] == []  # turn 3 says what the ledger line quotes

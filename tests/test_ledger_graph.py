@@ -3,6 +3,7 @@ with an orchestrator whose model writes a terse handover (one line, no decisions
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -320,3 +321,45 @@ def test_a_changed_mind_reaches_the_specialist_as_current_and_the_old_one_as_sup
     statuses = {e["text"][:20]: e["status"] for e in state_of(graph)["ledger"]}
     assert statuses["Let's go with Postgr"] == "superseded"
     assert statuses["Actually, scratch Po"] == "current"
+
+
+@pytest.mark.parametrize("durability", ["sync", "async", "exit"])
+def test_the_ledger_reaches_the_specialist_under_every_durability_mode(ctx, durability):
+    spec = specialist()
+    graph = build(spec)
+    config = {"configurable": {"thread_id": f"d-{durability}"}}
+
+    def send(text: str) -> None:
+        graph.invoke({"messages": [HumanMessage(text)]}, config, context=ctx, durability=durability)
+
+    for fact, _ in FACTS:
+        send(fact)
+        for i in range(3):
+            send(f"{FILLER[i]} ({i})")
+    seen = len(spec.requests)
+    send("HANDOVER:solution_architect design the invoice schema")
+    request = _text(first_request_after(spec, seen))
+    assert [needle for _, needle in FACTS if needle not in request] == []
+    ledger = graph.get_state(config).values["ledger"]
+    assert len({e["id"] for e in ledger}) == len(ledger)  # each entry once
+    assert graph.get_state(config).values["ledger_mark"]["turns"] == len(FACTS) * 4 + 1
+
+
+def test_the_ledger_reaches_the_specialist_under_ainvoke(ctx):
+    spec = specialist()
+    graph = build(spec)
+    config = {"configurable": {"thread_id": "async"}}
+
+    async def play() -> None:
+        for fact, _ in FACTS:
+            await graph.ainvoke({"messages": [HumanMessage(fact)]}, config, context=ctx)
+            await graph.ainvoke({"messages": [HumanMessage("ok thanks")]}, config, context=ctx)
+        await graph.ainvoke(
+            {"messages": [HumanMessage("HANDOVER:solution_architect design it")]},
+            config,
+            context=ctx,
+        )
+
+    asyncio.run(play())
+    request = _text(spec.requests[-1])
+    assert [needle for _, needle in FACTS if needle not in request] == []

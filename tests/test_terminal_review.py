@@ -182,3 +182,32 @@ def test_run_review_reject_lets_the_orchestrator_answer_and_writes_nothing(proje
     assert "(next message goes to: orchestrator)" in text
     assert "🔄 Handoff" not in text
     assert briefings(project) == []
+
+
+def test_the_terminal_review_shows_what_the_graph_adds_to_the_package():
+    from specialist_handover.graph.terminal.review import package_lines
+    from specialist_handover.specialists import builtin_profiles
+
+    request = {
+        "specialist_profile": "solution_architect",
+        "topic": "schema",
+        "summary": "s",
+        "handover_reason": "r",
+        "decisions": [],
+        "artifacts": [],
+        "return_condition": "user_request",
+        "estimated_tokens": 420,
+        "max_context_tokens": 3000,
+        "from_agent": "orchestrator",
+        "ledger": [
+            "- [decision, user, turn 4] Let's go with Postgres.",
+            "- [artifact, user, turn 9] " + "x" * 200,
+        ],
+        "ledger_omitted": 2,
+        "earlier_turns": ["(turn 3) user: the invoices table keeps a tax breakdown"],
+    }
+    text = "\n".join(package_lines(request, builtin_profiles()))
+    assert "ledger (added)    • [decision, user, turn 4] Let's go with Postgres." in text
+    assert "(+2 more; stage 2 has them)" in text
+    assert "earlier turns" in text and "(turn 3) user: the invoices table" in text
+    assert "x" * 100 not in text  # long lines are cut to the terminal's width

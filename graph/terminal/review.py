@@ -58,6 +58,12 @@ def _indent(value: str, width: int) -> str:
     return ("\n" + " " * width).join(lines or [""])
 
 
+def _clip(text: str, width: int = 96) -> str:
+    """One line of what the graph added, cut to the terminal's width."""
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
 def package_lines(request: dict[str, Any], profiles: ProfileRegistry) -> list[str]:
     """The package as the reviewer reads it, one field per line, numbered for editing."""
     specialist = str(request.get("specialist_profile", ""))
@@ -85,6 +91,14 @@ def package_lines(request: dict[str, Any], profiles: ProfileRegistry) -> list[st
         "tokens",
         f"{request.get('estimated_tokens', '?')} of {request.get('max_context_tokens', '?')}",
     )
+    ledger = [_clip(str(line).removeprefix("- ")) for line in request.get("ledger") or []]
+    if request.get("ledger_omitted"):
+        ledger.append(f"(+{request['ledger_omitted']} more; stage 2 has them)")
+    if ledger:
+        field("", "ledger (added)", "\n".join(f"• {line}" for line in ledger))
+    earlier = [_clip(str(turn)) for turn in request.get("earlier_turns") or []]
+    if earlier:
+        field("", "earlier turns", "\n".join(f"• {turn}" for turn in earlier))
     for warning in request.get("warnings") or []:
         lines.append(f"   ⚠️  {warning}")
     if request.get("error"):

@@ -153,8 +153,14 @@ class Filled:
 
 
 def _shown_already(entry: LedgerEntry, shown: list[str]) -> bool:
+    """The package already says it: the entry's text is in one of `shown`, or (an artifact)
+    every thing it names is."""
     text = " ".join(entry["text"].lower().split()).rstrip(" .…")
-    return bool(text) and any(text in s for s in shown)
+    if text and any(text in s for s in shown):
+        return True
+    values = [v for v in entry.get("values") or [] if v]
+    everything = " ".join(shown)
+    return entry["kind"] == "artifact" and bool(values) and all(v in everything for v in values)
 
 
 def fill_package(
@@ -206,7 +212,7 @@ def fill_package(
     picked = [
         s for s in rank(f"{query} {memory.request}", memory.turns) if s.turn < memory.recent_from
     ][:EARLIER_TURNS_MAX]
-    picked = _distinct(picked, filled.recent_turns)
+    picked = _distinct(picked, filled.recent_turns, filled.ledger)
     for scored in sorted(picked, key=lambda s: s.turn):
         line = counter.truncate(f"(turn {scored.turn}) {scored.text}", EARLIER_TURN_MAX_TOKENS)
         cost = counter.count_text(line) + 2
@@ -224,14 +230,19 @@ def fill_package(
     return filled
 
 
-def _distinct(ranked: list[Any], recent: list[str]) -> list[Any]:
+def _distinct(ranked: list[Any], recent: list[str], ledger: list[str]) -> list[Any]:
     """The best `EARLIER_TURNS_MAX` turns, leaving out one that says nearly what a recent turn
-    or a better one already says (a question asked again adds nothing)."""
+    or a better one already says (a question asked again adds nothing), or whose words the
+    package's ledger lines already quote."""
     seen = [set(terms(t)) for t in recent]
+    quoted = [" ".join(line.split("] ", 1)[-1].lower().split()).rstrip(" .…") for line in ledger]
     kept = []
     for scored in ranked:
         words = set(terms(scored.text))
         if any(words and len(words & s) / len(words | s) >= NEAR_SAME for s in seen):
+            continue
+        said = " ".join(scored.text.lower().split())
+        if any(q and q in said for q in quoted):
             continue
         kept.append(scored)
         seen.append(words)

@@ -218,7 +218,7 @@ class OfflineChatModel(BaseChatModel):
             for m in convo[:-1]
             if isinstance(m, HumanMessage) and not from_the_graph(m)
         ]
-        decisions, artifacts = settled_lists(earlier)
+        decisions, artifacts = settled_lists([*earlier, request])
         artifacts += [a for a in artifacts_in(request) if a not in artifacts]  # this request's
         ordered = sorted(keywords, key=lambda k: request.lower().find(k))
         args = {
