@@ -118,6 +118,31 @@ class HandoverContext:
             "a longer answer is cut, with a visible marker."
         },
     )
+    max_message_tokens: Annotated[
+        int,
+        Field(
+            ge=defaults.LOWER_BOUNDS["max_message_tokens"],
+            le=UPPER_BOUNDS["max_message_tokens"],
+        ),
+    ] = field(
+        default=defaults.MAX_MESSAGE_TOKENS,
+        metadata={
+            "description": "Largest message an agent (local or remote) may add to the "
+            "conversation; a longer one is cut, with a visible marker, before it is stored."
+        },
+    )
+    max_reply_tokens: Annotated[
+        int,
+        Field(
+            ge=defaults.LOWER_BOUNDS["max_reply_tokens"], le=UPPER_BOUNDS["max_reply_tokens"]
+        ),
+    ] = field(
+        default=defaults.MAX_REPLY_TOKENS,
+        metadata={
+            "description": "Most tokens one agent's run may add to the conversation in all; "
+            "past it its oldest messages are left out, with a note, before they are stored."
+        },
+    )
 
     def validated(self) -> HandoverContext:
         """Resolve the environment defaults; raise ValueError naming a field that cannot work."""
@@ -137,6 +162,8 @@ class HandoverContext:
             "model_attempts",
             "max_input_tokens",
             "consult_answer_max_tokens",
+            "max_message_tokens",
+            "max_reply_tokens",
         ):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
@@ -150,9 +177,13 @@ class HandoverContext:
                 raise ValueError(f"{name} must be at most {most}, got {getattr(self, name)!r}")
         for name, least in defaults.LOWER_BOUNDS.items():
             if getattr(self, name) < least:
+                why = (
+                    " (an agent's system prompt and tool schemas take up to about 2,500 tokens)"
+                    if name == "max_input_tokens"
+                    else ""
+                )
                 raise ValueError(
-                    f"{name} must be at least {least:,} (an agent's system prompt and tool "
-                    f"schemas take up to about 2,500 tokens), got {getattr(self, name)!r}"
+                    f"{name} must be at least {least:,}{why}, got {getattr(self, name)!r}"
                 )
         if (
             not isinstance(self.include_recent_turns, int)

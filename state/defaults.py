@@ -59,9 +59,29 @@ WINDOW_SLACK = 50
 TRAIL_WINDOW = 100
 """Trail records the graph state keeps (the newest); the whole trail is in the write log."""
 
-UPPER_BOUNDS = {"max_turns": 100, "max_handovers_per_turn": 20, "model_attempts": 10}
+MAX_MESSAGE_TOKENS = 16_000
+"""Largest message any agent (local or remote) may add to the conversation; a longer one is cut
+with a visible marker before it is stored (`nodes/agents/replies.py`)."""
+MAX_REPLY_TOKENS = 48_000
+"""Most tokens one agent's run may add to the conversation in all (its replies and tool
+results); past it the oldest of them are left out, with a note, before they are stored."""
+MAX_REPLY_MESSAGES = 200
+"""Most messages one agent's run may add to the conversation (a remote agent may return
+thousands); past it the oldest are left out, with a note."""
+MAX_QUESTION_TOKENS = 1_000
+"""Longest consult question; a longer one is cut, with a visible marker, before it is stored."""
+MAX_REVIEW_MESSAGE_TOKENS = 1_000
+"""Longest reviewer's reject message or edit note; a longer one is cut, with a visible marker."""
+
+UPPER_BOUNDS = {
+    "max_turns": 100,
+    "max_handovers_per_turn": 20,
+    "model_attempts": 10,
+    "max_message_tokens": 200_000,
+    "max_reply_tokens": 400_000,
+}
 """Bounds that keep every run finite (the graph's recursion limit is sized for them)."""
-LOWER_BOUNDS = {"max_input_tokens": 4000}
+LOWER_BOUNDS = {"max_input_tokens": 4000, "max_message_tokens": 1000, "max_reply_tokens": 4000}
 """Every request must fit: a specialist's system prompt and tool schemas take up to ~2,500."""
 
 LAST_TIME_ENTRIES = 3
