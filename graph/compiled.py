@@ -18,6 +18,7 @@ through) wrapped:
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -36,6 +37,7 @@ from ..nodes.models.resolve import ModelChoice, model_from_string
 from ..specialists import ORCHESTRATOR_PROFILE
 from ..state import (
     ORCHESTRATOR,
+    HandoverContext,
     check_input,
     check_update,
     coerce_context,
@@ -231,10 +233,12 @@ class HandoverGraph(CompiledStateGraph):
             config = with_snapshot_reuse(with_safety_net(config), self.checkpointer)
             facts = self._facts(input, config)
             checked = self.checked_input(input, kwargs.get("context"), facts)
+            reviewed = _in_review(kwargs) if facts.reviewing else kwargs
             if facts.reviewing and _sends_messages(checked):
-                yield from super().stream(Command(resume=SUPERSEDED), _aside(config), **kwargs)
+                yield from super().stream(Command(resume=SUPERSEDED), _aside(config), **reviewed)
                 config = _at_head(config)
-            yield from super().stream(checked, config, **kwargs)
+                reviewed = kwargs  # the new message's own run: the caller's context
+            yield from super().stream(checked, config, **reviewed)
 
     async def astream(self, input: Any, config: Any = None, **kwargs: Any) -> AsyncIterator[Any]:  # type: ignore[override]
         """`stream`'s async twin."""
@@ -245,12 +249,16 @@ class HandoverGraph(CompiledStateGraph):
             checked = await asyncio.to_thread(
                 self.checked_input, input, kwargs.get("context"), facts
             )
+            reviewed = _in_review(kwargs) if facts.reviewing else kwargs
             if facts.reviewing and _sends_messages(checked):
-                superseding = super().astream(Command(resume=SUPERSEDED), _aside(config), **kwargs)
+                superseding = super().astream(
+                    Command(resume=SUPERSEDED), _aside(config), **reviewed
+                )
                 async for chunk in superseding:
                     yield chunk
                 config = _at_head(config)
-            async for chunk in super().astream(checked, config, **kwargs):
+                reviewed = kwargs  # the new message's own run: the caller's context
+            async for chunk in super().astream(checked, config, **reviewed):
                 yield chunk
 
     def _checked_updates(self, config: Any, supersteps: Any, facts: ThreadFacts) -> list[Any]:
@@ -370,6 +378,20 @@ def _update_messages(supersteps: Any) -> list[Any]:
         for update in superstep
         for item in _message_items(update.values)
     ]
+
+
+def _in_review(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The run's arguments with `review_handovers` on: a handover or consult waiting for review
+    is answered only by a review decision (or superseded by a new message), whatever the
+    context of the run that reaches it says."""
+    context = kwargs.get("context")
+    if isinstance(context, HandoverContext):
+        context = dataclasses.replace(context, review_handovers=True)
+    elif isinstance(context, Mapping):
+        context = {**context, "review_handovers": True}
+    elif context is None:
+        context = {"review_handovers": True}
+    return {**kwargs, "context": context}
 
 
 def _reviewing(saved: Any) -> bool:

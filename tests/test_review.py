@@ -265,3 +265,70 @@ def test_a_command_that_carries_nothing_is_refused_before_anything_is_stored(set
     with pytest.raises(InputError, match="carries nothing"):
         graph.invoke(Command(resume=None), config, context=ctx)
     assert graph.get_state(config).config == before.config
+
+
+OFF = [
+    pytest.param(lambda ctx: {**ctx, "review_handovers": False}, id="dict"),
+    pytest.param(lambda ctx: None, id="none"),
+]
+
+
+@pytest.mark.parametrize("context_off", OFF)
+def test_a_new_message_supersedes_a_waiting_review_even_when_its_run_has_review_off(
+    setup, context_off
+):
+    """The review bypass the red team found: the next message's run had review off, and the
+    waiting handover was carried out without review (briefing written, specialist in)."""
+    graph, config, ctx = setup
+    paused(graph.invoke({"messages": [("user", HERO)]}, config, context=ctx))
+    off = context_off(ctx)
+    out = graph.invoke({"messages": [("user", "Something else, please.")]}, config, context=off)
+    assert out["active_agent"] == "orchestrator"
+    assert briefings(ctx) == []  # nothing carried out
+    (answer,) = [m for m in out["messages"] if isinstance(m, ToolMessage)]
+    assert answer.content.startswith("ERROR:")
+    check_tool_history(out["messages"])
+
+
+@pytest.mark.parametrize(
+    "resume", [None, Command(resume={"decisions": [{"type": "reject", "message": "no"}]})]
+)
+def test_a_waiting_review_is_answered_only_by_a_review_decision_whatever_the_context(setup, resume):
+    graph, config, ctx = setup
+    paused(graph.invoke({"messages": [("user", HERO)]}, config, context=ctx))
+    out = graph.invoke(resume, config, context={**ctx, "review_handovers": False})
+    assert briefings(ctx) == [] and out["active_agent"] == "orchestrator"
+    if resume is None:  # no decision: it asks again
+        paused(out)
+    else:  # the reviewer's decision is what happens
+        (answer,) = [m for m in out["messages"] if isinstance(m, ToolMessage)]
+        assert "rejected by the reviewer: no" in answer.content
+
+
+def test_a_waiting_consult_review_is_not_carried_out_by_a_run_with_review_off(ctx):
+    from tests.support.models import ScriptedChatModel, ai_call
+
+    boss = ScriptedChatModel(
+        script=[
+            ai_call(
+                "consult_specialists",
+                consults=[
+                    {"specialist_profile": "solution_architect", "question": "Schema?"},
+                    {"specialist_profile": "frontend_designer", "question": "Font?"},
+                ],
+            )
+        ]
+    )
+    specialist = ScriptedChatModel()
+    graph = build_graph(
+        checkpointer=InMemorySaver(),
+        model={"a0_software_orchestrator": boss, "default": specialist},
+    )
+    config = {"configurable": {"thread_id": "c"}}
+    out = graph.invoke(
+        {"messages": [("user", "ask them both")]}, config, context={**ctx, "review_handovers": True}
+    )
+    assert out.get("__interrupt__")
+    graph.invoke(None, config, context={**ctx, "review_handovers": False})
+    graph.invoke({"messages": [("user", "never mind")]}, config, context=ctx)
+    assert specialist.requests == []  # neither consultant was asked
