@@ -133,9 +133,7 @@ class HandoverContext:
     )
     max_reply_tokens: Annotated[
         int,
-        Field(
-            ge=defaults.LOWER_BOUNDS["max_reply_tokens"], le=UPPER_BOUNDS["max_reply_tokens"]
-        ),
+        Field(ge=defaults.LOWER_BOUNDS["max_reply_tokens"], le=UPPER_BOUNDS["max_reply_tokens"]),
     ] = field(
         default=defaults.MAX_REPLY_TOKENS,
         metadata={

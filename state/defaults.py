@@ -91,7 +91,9 @@ LAST_TIME_MAX_TOKENS = 400
 LAST_TIME_ENTRY_TOKENS = 160
 """Cap of one "last time" line."""
 OUTCOME_SUMMARY_WORDS = 80
-"""An outcome entry's summary of a plain reply (a return's own summary is kept whole)."""
+"""An outcome entry's summary of a plain reply."""
+OUTCOME_SUMMARY_MAX_CHARS = 4000
+"""A return's own summary in its outcome entry is cut past this, with a marker."""
 OUTCOME_TAIL_BYTES = 64 * 1024
 """Bytes read from the end of each briefing file when looking for outcomes."""
 OUTCOME_FILES_READ = 8

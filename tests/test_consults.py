@@ -25,6 +25,7 @@ from langgraph.types import Command
 from specialist_handover import build_graph
 from specialist_handover.graph.terminal.chat import print_trail
 from specialist_handover.graph.terminal.printer import Printer
+from specialist_handover.nodes.handover.consult import QUOTED_NOTE
 from specialist_handover.nodes.handover.consult_arguments import read_consult
 from specialist_handover.nodes.handover.trail import describe_trail
 from specialist_handover.nodes.handover.transfer import handover_tools
@@ -152,7 +153,7 @@ def test_an_invalid_entry_is_an_error_for_that_entry_only_the_others_are_asked(c
     blocks = text.split("\n\n")
     assert blocks[0] == (
         f"Consult answers: 1 of 4 specialists answered (each answer at most "
-        f"{CONSULT_ANSWER_MAX_TOKENS} tokens)."
+        f"{CONSULT_ANSWER_MAX_TOKENS} tokens).\n{QUOTED_NOTE}"
     )
     assert blocks[1] == "[1] solution_architect — Which database?\nUse PostgreSQL."
     assert blocks[2].startswith("[2] ui_designer — Which colours?\nERROR: unknown specialist ")

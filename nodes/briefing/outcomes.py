@@ -33,6 +33,7 @@ from ...state.defaults import (
     LAST_TIME_ENTRY_TOKENS,
     LAST_TIME_MAX_TOKENS,
     OUTCOME_FILES_READ,
+    OUTCOME_SUMMARY_MAX_CHARS,
     OUTCOME_SUMMARY_WORDS,
     OUTCOME_TAIL_BYTES,
 )
@@ -50,8 +51,8 @@ from .writer import (
 
 OUTCOME_SUFFIX = "-outcome"
 """An outcome entry's id: its handover's id with this suffix."""
-_SUMMARY = re.compile(r"### Summary\n\n(?P<text>.*?)(?:\n\n### |\Z)", re.DOTALL)
-_DECISIONS = re.compile(r"### Decisions\n\n(?P<text>.*?)(?:\n\n### |\Z)", re.DOTALL)
+_SUMMARY = re.compile(r"^### Summary\n\n(?P<text>.*?)(?:\n\n### |\Z)", re.DOTALL | re.MULTILINE)
+_DECISIONS = re.compile(r"^### Decisions\n\n(?P<text>.*?)(?:\n\n### |\Z)", re.DOTALL | re.MULTILINE)
 
 
 def reply_summary(text: str) -> str:
@@ -72,7 +73,10 @@ def render_outcome(
     when: datetime,
     artifacts: Sequence[str] = (),
 ) -> str:
-    """One outcome entry (Markdown), its texts redacted."""
+    """One outcome entry (Markdown), its texts redacted and its summary bounded
+    (`OUTCOME_SUMMARY_MAX_CHARS`)."""
+    if len(summary) > OUTCOME_SUMMARY_MAX_CHARS:
+        summary = summary[:OUTCOME_SUMMARY_MAX_CHARS].rstrip() + " … [cut: the summary was longer]"
     summary = redact(summary).text
     decisions, _ = redact_all([str(d) for d in decisions])
     artifacts, _ = redact_all([str(a) for a in artifacts])

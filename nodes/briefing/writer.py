@@ -98,9 +98,28 @@ def briefing_path(project_root: str, specialist: str, topic_slug: str, when: dat
     return os.path.join(briefing_dir(project_root), briefing_filename(specialist, topic_slug, when))
 
 
+_HEADING = re.compile(r"^(\s*)(#)", re.MULTILINE)
+
+
 def _escape(text: str) -> str:
-    """Keep caller text from forging an entry's id marker or closing a comment."""
-    return text.replace("<!--", "&lt;!--").replace("\x00", "")
+    """Keep caller text from forging the file's structure: an entry's id marker, the end of a
+    comment, or a heading (`## Outcome ...`, `### Decisions`) at the start of a line."""
+    text = text.replace("<!--", "&lt;!--").replace("-->", "--&gt;").replace("\x00", "")
+    return _HEADING.sub(r"\1\\\2", text)
+
+
+def quoted_line(text: str) -> str:
+    """What another agent (or the user) wrote, as one line of quoted data for an agent's
+    request: whitespace collapsed, angle brackets shown as ‹ › (no text can open or close a
+    tag such as `</package>` or `<system>`), no comment markers."""
+    text = " ".join(str(text).split()).replace("\x00", "")
+    return text.replace("<", "‹").replace(">", "›")
+
+
+def quoted_text(text: str) -> str:
+    """Several lines of quoted data, their lines kept: angle brackets shown as ‹ › (no text
+    can open or close a tag such as `</package>` or `<system>`)."""
+    return str(text).replace("\x00", "").replace("<", "‹").replace(">", "›")
 
 
 def _bullets(items: list[str], empty: str = "(none)") -> str:

@@ -38,6 +38,7 @@ from ...state.defaults import (
     RECENT_TURN_MIN_TOKENS,
 )
 from ...state.ledger import LedgerEntry, current_entries, usable_entries
+from ..briefing.writer import quoted_line
 from ..history.conversation import is_turn
 from .recall import TurnText, is_user_turn, rank, terms, turn_texts
 
@@ -121,7 +122,7 @@ def ledger_line(entry: LedgerEntry, turns: dict[str, int] | None = None) -> str:
     if entry.get("status") == "superseded":
         later = (turns or {}).get(str(entry.get("superseded_by") or ""))
         where += f"; SUPERSEDED at turn {later}" if later else "; SUPERSEDED"
-    return f"- [{entry['kind']}, {source_label(entry)}{where}] {entry['text']}"
+    return f"- [{entry['kind']}, {source_label(entry)}{where}] {quoted_line(entry['text'])}"
 
 
 def ordered_entries(entries: Sequence[LedgerEntry], query: str) -> list[LedgerEntry]:
