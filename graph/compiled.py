@@ -26,6 +26,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, ToolMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.constants import END
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
 
@@ -38,6 +39,7 @@ from ..specialists import ORCHESTRATOR_PROFILE
 from ..state import (
     ORCHESTRATOR,
     HandoverContext,
+    InputError,
     check_input,
     check_update,
     coerce_context,
@@ -189,6 +191,8 @@ class HandoverGraph(CompiledStateGraph):
                         f"{what} cannot be used: {type(exc).__name__}: "
                         f"{str(exc).splitlines()[0] if str(exc) else ''}"
                     ) from None
+        if isinstance(payload, Command) and payload.goto:
+            self._check_goto(payload.goto)
         if facts.reviewing and _sends_messages(payload):
             payload = _without_answers_to(payload, facts.pending_calls)
         if isinstance(payload, Command) and _is_review_answer(payload.resume):
@@ -206,6 +210,20 @@ class HandoverGraph(CompiledStateGraph):
             agents=self.agents,
             stored_ids=facts.stored_ids,
         )
+
+    def _check_goto(self, goto: Any) -> None:
+        """A caller's `Command(goto=...)` may only end the run (`__end__`): who answers a
+        message is `active_agent`'s to say, and the handover, consult and consultant nodes
+        run on what the graph itself prepares for them."""
+        targets = goto if isinstance(goto, list | tuple) else [goto]
+        for target in targets:
+            if target != END:
+                shown = target if isinstance(target, str) else type(target).__name__
+                raise InputError(
+                    f"Command(goto={shown!r:.60}) is not accepted: a caller's goto may only "
+                    f"be {END!r}. To choose who answers, set active_agent (update_state) and "
+                    "send a message; to answer a review, Command(resume=...)"
+                )
 
     def _facts(self, payload: Any, config: Any) -> ThreadFacts:
         if self.checkpointer in (None, True, False) or not _thread_of(config):

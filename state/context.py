@@ -151,6 +151,8 @@ class HandoverContext:
         self.model = self.model.strip() or _default_model()  # blank means the default
         if not os.path.isabs(self.project_root):
             raise ValueError(f"project_root must be absolute, got {self.project_root!r}")
+        # one spelling per folder: "/a/b/" and "/a/b" name the same project (its memory)
+        self.project_root = os.path.normpath(self.project_root)
         for name in (
             "max_context_tokens",
             "max_handover_depth",

@@ -229,6 +229,47 @@ _VALIDATORS: dict[str, tuple[TypeAdapter[Any], str]] = {
 }
 
 
+REVIEW_MESSAGE_CHARS = 16 * 1000
+"""A reviewer's message is cut to this many characters before it is stored (the review then
+cuts it to `MAX_REVIEW_MESSAGE_TOKENS` tokens)."""
+
+
+def bounded_resume(value: Any) -> Any:
+    """A review's resume value with every decision's `message` (and a terminal answer's
+    `reason`) as storable text: lone surrogates replaced, cut to `REVIEW_MESSAGE_CHARS`."""
+    if not isinstance(value, Mapping):
+        return value
+    out = dict(value)
+    decisions = out.get("decisions")
+    if isinstance(decisions, list):
+        out["decisions"] = [
+            {**d, "message": _bounded_text(d["message"])}
+            if isinstance(d, Mapping) and isinstance(d.get("message"), str)
+            else d
+            for d in decisions
+        ]
+    if isinstance(out.get("reason"), str):
+        out["reason"] = _bounded_text(out["reason"])
+    return out
+
+
+def _bounded_text(text: str) -> str:
+    if len(text) > REVIEW_MESSAGE_CHARS:
+        text = text[:REVIEW_MESSAGE_CHARS] + " … [cut]"
+    return text.encode("utf-8", "replace").decode("utf-8")
+
+
+def _storable(what: str, value: Any) -> None:
+    """InputError unless the checkpointer can store `value` (and its text is valid UTF-8)."""
+    try:
+        _SERDE.dumps_typed(value)
+    except Exception as exc:  # noqa: BLE001 - whatever the checkpointer cannot store
+        raise InputError(
+            f"{what} cannot be stored ({type(exc).__name__}: {str(exc)[:120]}); send text and "
+            "JSON values only, e.g. {'decisions': [{'type': 'approve'}]}"
+        ) from None
+
+
 def check_input(
     payload: Any,
     *,
@@ -249,6 +290,14 @@ def check_input(
                 "the Command carries nothing: resume a paused run with "
                 "Command(resume=...), e.g. {'action': 'approve'}"
             )
+        if payload.resume is not None:
+            payload = Command(
+                graph=payload.graph,
+                update=payload.update,
+                resume=bounded_resume(payload.resume),
+                goto=payload.goto,
+            )
+            _storable("the resume value", payload.resume)
         if payload.update is None:
             return payload
         update = check_update(

@@ -332,3 +332,27 @@ def test_a_waiting_consult_review_is_not_carried_out_by_a_run_with_review_off(ct
     graph.invoke(None, config, context={**ctx, "review_handovers": False})
     graph.invoke({"messages": [("user", "never mind")]}, config, context=ctx)
     assert specialist.requests == []  # neither consultant was asked
+
+
+def test_a_huge_reject_message_with_a_lone_surrogate_is_bounded_and_the_run_goes_on(setup):
+    graph, config, ctx = setup
+    paused(graph.invoke({"messages": [("user", HERO)]}, config, context=ctx))
+    message = "\ud800 not now, " + "too long " * 600_000  # 5 MB, a lone surrogate first
+    decision = {"decisions": [{"type": "reject", "message": message}]}
+    out = graph.invoke(Command(resume=decision), config, context=ctx)
+    assert out["active_agent"] == "orchestrator"
+    (answer,) = [m for m in out["messages"] if isinstance(m, ToolMessage)]
+    assert len(answer.content) < 10_000 and "[cut at 1000 tokens]" in answer.content
+    assert "\ud800" not in answer.content
+    history = list(graph.get_state_history(config))
+    assert sum(len(str(h.values)) for h in history) < 2_000_000  # nothing stored whole
+
+
+def test_a_resume_value_that_cannot_be_stored_is_refused_as_input(setup):
+    from specialist_handover import InputError
+
+    graph, config, ctx = setup
+    paused(graph.invoke({"messages": [("user", HERO)]}, config, context=ctx))
+    with pytest.raises(InputError, match="the resume value cannot be stored"):
+        graph.invoke(Command(resume={"decisions": [object()]}), config, context=ctx)
+    paused(graph.invoke(None, config, context=ctx))  # the review still waits, unharmed

@@ -18,10 +18,23 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ...specialists import ORCHESTRATOR_PROFILE, ProfileRegistry
-from ...state.defaults import CONSULT_MAX_ENTRIES, CONSULT_MIN_ENTRIES
+from ...state import token_counter
+from ...state.defaults import CONSULT_MAX_ENTRIES, CONSULT_MIN_ENTRIES, MAX_QUESTION_TOKENS
 from ..briefing.writer import slugify_topic
 
 DEFAULT_TOPIC = "consult"
+
+
+def bounded_question(text: str) -> str:
+    """A consult question within `MAX_QUESTION_TOKENS`, cut with a visible marker: it is
+    stored in the consult's state, its briefing entry, the trail and the tool's answer."""
+    text = text[: MAX_QUESTION_TOKENS * 16]  # far over the cap: no need to count it all
+    counter = token_counter()
+    if not counter.exceeds(text, MAX_QUESTION_TOKENS):
+        return text
+    return counter.prefix(text, MAX_QUESTION_TOKENS).rstrip() + (
+        f" … [question cut at {MAX_QUESTION_TOKENS} tokens]"
+    )
 
 
 class ConsultQuestion(BaseModel):
@@ -132,7 +145,7 @@ def _entry(index: int, item: Any, profiles: ProfileRegistry) -> ConsultRequest:
     profile = item.get("specialist_profile")
     question = item.get("question")
     name = profile.strip() if isinstance(profile, str) else ""
-    text = question.strip() if isinstance(question, str) else ""
+    text = bounded_question(question.strip()) if isinstance(question, str) else ""
     unknown = sorted(set(item) - set(ENTRY_FIELDS))
     if unknown:
         error = (

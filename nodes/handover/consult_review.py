@@ -35,7 +35,7 @@ from langgraph.types import interrupt
 
 from ..tools.names import CONSULT
 from .consult_arguments import ENTRY_FIELDS, SHARED, ConsultRequest
-from .review import DECISIONS
+from .review import DECISIONS, reviewer_text
 from .tool import PreparedHandover
 
 EDITABLE = (*ENTRY_FIELDS, *SHARED)
@@ -161,7 +161,7 @@ def _decisions(answer: Any, count: int) -> list[tuple[str, dict[str, Any]]] | st
 
 def rejected(specialist: str, *, message: Any) -> str:
     """The `ERROR:` line of an entry the reviewer rejected, with their message."""
-    reason = str(message or "").strip() or "no reason given"
+    reason = reviewer_text(message) or "no reason given"
     reason += "" if reason[-1] in ".!?" else "."
     return (
         f"ERROR: consulting {specialist} was rejected by the reviewer: {reason} Go on without "

@@ -34,6 +34,9 @@ from typing import Any
 
 from langgraph.types import interrupt
 
+from ...state import token_counter
+from ...state.defaults import MAX_REVIEW_MESSAGE_TOKENS
+from ..briefing.redact import redact
 from ..tools.names import HANDOVER
 from .arguments import MODEL_ARGUMENTS
 from .tool import HandoverOutcome, PreparedHandover, commit_handover
@@ -112,6 +115,20 @@ def describe(payload: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def reviewer_text(message: Any) -> str:
+    """A reviewer's message as the caller reads it: text (a lone surrogate replaced), one line,
+    secrets redacted, at most `MAX_REVIEW_MESSAGE_TOKENS` (cut with a visible marker)."""
+    text = message if isinstance(message, str) else "" if message is None else str(message)
+    text = text[: MAX_REVIEW_MESSAGE_TOKENS * 16]  # far over the cap: no need to count it all
+    text = " ".join(text.encode("utf-8", "replace").decode("utf-8").split())
+    counter = token_counter()
+    if counter.exceeds(text, MAX_REVIEW_MESSAGE_TOKENS):
+        text = counter.prefix(text, MAX_REVIEW_MESSAGE_TOKENS).rstrip() + (
+            f" … [cut at {MAX_REVIEW_MESSAGE_TOKENS} tokens]"
+        )
+    return redact(text).text
+
+
 class ReviewSuperseded(str):
     """The `ERROR:` answer of a handover a new message superseded before its review: the turn
     ends with the caller saying so, and the new message is answered."""
@@ -173,7 +190,7 @@ def review_handover(
                 "new message came first, so it was not carried out."
             )
         if kind == "reject":
-            reason = str(fields.get("message") or "").strip() or "no reason given"
+            reason = reviewer_text(fields.get("message")) or "no reason given"
             reason += "" if reason[-1] in ".!?" else "."
             return (
                 f"ERROR: the handover to {args.get('specialist_profile')} was rejected by the "
