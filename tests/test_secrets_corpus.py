@@ -1,4 +1,4 @@
-"""The redactor against a blind corpus, and everything written outside the checkpoint redacted.
+"""The redactor against two corpora, and everything written outside the checkpoint redacted.
 
 `tests/data/secrets_corpus.json` was written by a hand that never saw the
 redactor: realistic fake secrets of many kinds in the contexts people paste them
@@ -10,6 +10,19 @@ redacted, 123 of 127 look-alikes kept. Since then it is development data: 256 of
 259 and 127 of 127. The three left are told apart from harmless text only by
 what a person knows (`KNOWN_MISSES`); the test fails if one of them starts
 passing, so the list stays true.
+
+`tests/data/secrets_corpus2.json` answers a red team's blind corpus (94 secrets,
+40 look-alikes: 84 redacted, 40 kept), whose ten leaking kinds were Square, New
+Relic, Sentry DSN keys, Facebook tokens, FCM server keys, Alibaba and Tencent key
+ids, Postman keys, Teams webhooks and credentials named in a sentence ("my token
+is ..."). It holds those kinds and at least three more formats per vendor
+family (107 secrets of 40 kinds, each in a chat message, a log line or a config
+line) and 47 look-alikes near the new rules (ULIDs, git SHAs, MD5 digests, UUIDs
+in URLs, ticket ids such as `PMAK-12`, prefixes named in prose, "my token is
+expired"). It was written with the new rules in mind, so it is development data
+from the start; before them, 32 of its first 104 secrets were redacted and 44 of
+its first 45 look-alikes kept (a masked `ghp_xxxx...` was taken for a token);
+now all 107 and all 47.
 """
 
 from __future__ import annotations
@@ -27,11 +40,27 @@ from specialist_handover.nodes.briefing.redact import redact
 from tests.support.graphs import REQUESTS, say, state_of
 from tests.support.models import ScriptedChatModel, ai_call
 
-CORPUS = json.loads(
-    (Path(__file__).parent / "data" / "secrets_corpus.json").read_text(encoding="utf-8")
-)
+DATA = Path(__file__).parent / "data"
+CORPUS = json.loads((DATA / "secrets_corpus.json").read_text(encoding="utf-8"))
 SECRETS = CORPUS["secrets"]
 LOOKALIKES = CORPUS["lookalikes"]
+CORPUS2 = json.loads((DATA / "secrets_corpus2.json").read_text(encoding="utf-8"))
+SECRETS2 = CORPUS2["secrets"]
+LOOKALIKES2 = CORPUS2["lookalikes"]
+RED_TEAM_KINDS = {
+    "square-access-token",
+    "square-oauth-secret",
+    "newrelic-user-api-key",
+    "sentry-dsn",
+    "facebook-access-token",
+    "fcm-server-key",
+    "alibaba-access-key-id",
+    "tencent-secret-id",
+    "postman-api-key",
+    "teams-incoming-webhook",
+    "teams-workflow-url",
+    "token-in-prose",
+}
 KNOWN_MISSES = {
     "fciq oaje jpwp whrb": "four lowercase words, like any short phrase",
     "a6519600e5f7c06bf7568779fc966aba": "an Algolia admin key has the public search key's shape",
@@ -66,6 +95,48 @@ def test_every_secret_of_the_blind_corpus_is_redacted(case):
 @pytest.mark.parametrize("case", LOOKALIKES, ids=lambda c: c["kind"])
 def test_every_lookalike_of_the_blind_corpus_is_left_alone(case):
     assert redact(case["text"]).text == case["text"]
+
+
+def test_the_second_corpus_holds_the_red_teams_kinds_and_more():
+    kinds = {s["kind"] for s in SECRETS2}
+    assert RED_TEAM_KINDS <= kinds and len(kinds) >= 35
+    assert len(SECRETS2) >= 100 and len(LOOKALIKES2) >= 40
+    assert all(s["secret"] in s["text"] for s in SECRETS2)
+    assert all(sum(s["kind"] == kind for s in SECRETS2) >= 2 for kind in RED_TEAM_KINDS)
+
+
+@pytest.mark.parametrize("case", SECRETS2, ids=lambda c: c["kind"])
+def test_every_secret_of_the_second_corpus_is_redacted_once_and_for_all(case):
+    once = redact(case["text"])
+    assert case["secret"] not in once.text
+    twice = redact(once.text)
+    assert twice.text == once.text and twice.counts == {}
+
+
+@pytest.mark.parametrize("case", LOOKALIKES2, ids=lambda c: c["kind"])
+def test_every_lookalike_of_the_second_corpus_is_left_alone(case):
+    result = redact(case["text"])
+    assert result.text == case["text"] and result.counts == {}
+
+
+@pytest.mark.parametrize(
+    "case",
+    [next(s for s in SECRETS2 if s["kind"] == kind) for kind in sorted(RED_TEAM_KINDS)],
+    ids=sorted(RED_TEAM_KINDS),
+)
+def test_a_red_team_kind_reaches_the_trail_redacted(case, ctx):
+    leaky = ai_call(
+        "handover_to_specialist",
+        specialist_profile="no_such_profile",
+        topic="deploy",
+        summary="s",
+        handover_reason=case["text"],
+    )
+    graph = build_graph(checkpointer=InMemorySaver(), model=ScriptedChatModel(script=[leaky]))
+    say(graph, "Deploy it.", ctx)
+    (record,) = state_of(graph)["handovers"]
+    stored = json.dumps(record)
+    assert case["secret"] not in stored and "[REDACTED:" in stored
 
 
 STRIPE = "sk_live_51HqLyjWDarjtT1zdp7dcXNAPbdSGm1iQ7x3yB6dfrq8o"

@@ -159,6 +159,7 @@ from .redact_assignments import ASSIGNMENT_RULE
 from .redact_commands import COMMAND_RULES
 from .redact_context import PROSE_RULES
 from .redact_engine import marker
+from .redact_platforms import PLATFORM_RULES, PLATFORM_SECRET_RULES
 from .redact_tokens import BARE_AUTH_RULE, ENCODED_KEY_RULE, TOKEN_RULES, redact_pem
 from .redact_vendors import OWN_RULES, PLUGIN_RULES, TWILIO_SECRET_RULE
 
@@ -177,6 +178,24 @@ REDACTION_KINDS: tuple[str, ...] = (
     "aws-access-key-id",
     "jwt",
     "auth-header",
+    "teams-webhook",
+    "wecom-webhook",
+    "sentry-dsn",
+    "sentry-token",
+    "square-key",
+    "facebook-token",
+    "newrelic-key",
+    "firebase-key",
+    "google-oauth",
+    "alibaba-key",
+    "alibaba-secret",
+    "tencent-key",
+    "tencent-secret",
+    "wechat-secret",
+    "postman-key",
+    "azure-ad-secret",
+    "azure-devops-pat",
+    "atlassian-token",
     "twilio-key",
     "stripe-key",
     "azure-key",
@@ -185,7 +204,6 @@ REDACTION_KINDS: tuple[str, ...] = (
     "gitlab-token",
     "telegram-token",
     "pypi-token",
-    "square-key",
     "mailchimp-key",
     "webhook-secret",
     "azure-sas",
@@ -221,12 +239,14 @@ _STEPS: tuple[Callable[[str, str, Counter[str]], str], ...] = (
     redact_pem,
     ENCODED_KEY_RULE.apply,
     *(rule.apply for rule in TOKEN_RULES),
+    *(rule.apply for rule in PLATFORM_RULES),
     TWILIO_SECRET_RULE.apply,
     *(rule.apply for rule in PLUGIN_RULES),
     *(rule.apply for rule in OWN_RULES),
     BARE_AUTH_RULE.apply,
     *(rule.apply for rule in COMMAND_RULES),
     ASSIGNMENT_RULE.apply,
+    *(rule.apply for rule in PLATFORM_SECRET_RULES),
     *(rule.apply for rule in PROSE_RULES),
 )
 

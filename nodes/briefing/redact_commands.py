@@ -13,6 +13,7 @@ import binascii
 import re
 
 from .redact_engine import (
+    MARKER_PREFIX,
     QUOTED_OR_ARG,
     QUOTED_OR_WORD,
     ContextRule,
@@ -76,7 +77,10 @@ def _judge_htpasswd(match: re.Match[str]) -> Span | None:
     value, start, end = match[name], *match.span(name)
     if value[0] in "\"'":
         value, start, end = value[1:-1], start + 1, end - 1
-    value = before_marker(value)
+    if before_marker(value) != value:
+        return None  # part of a word a first pass replaced: it judged the whole word
+    if not any(char.isalnum() for char in value):
+        return None  # `=`, `-`: a separator a first pass may have left between two markers
     if is_placeholder(value):
         return None
     return "password", start, start + len(value)
@@ -165,6 +169,8 @@ def _judge_netrc(match: re.Match[str]) -> Span | None:
 def _judge_pgpass(match: re.Match[str], seen: Seen) -> Span | None:
     """Accept a `.pgpass` line's password when its port is PostgreSQL's (5432, 6432 for
     PgBouncer, `*`) or `pgpass` is near (a MAC address or a time has neither)."""
+    if MARKER_PREFIX in match[0]:
+        return None  # a marker's colon is no field separator: the first pass saw no field
     value, start, end = value_span(match)
     if is_placeholder(value):
         return None
@@ -177,7 +183,7 @@ def _judge_pgpass(match: re.Match[str], seen: Seen) -> Span | None:
 
 _DOCKER_AUTH = re.compile(
     r"(?<![\w\-])auth[\"']?[ \t]*+:[ \t]*+(?P<vq>[\"']?)"
-    r"(?P<v>[A-Za-z0-9+/]{8,2048}+(?:=++(?![A-Za-z0-9_+/=\[]))?)(?P=vq)(?![A-Za-z0-9+/])"
+    r"(?P<v>[A-Za-z0-9+/]{8,2048}+(?:=++(?![A-Za-z0-9_+/=\[]))?)(?P=vq)(?![A-Za-z0-9+/]|\[REDACTED:)"
 )
 
 

@@ -17,6 +17,7 @@ from .redact_engine import (
     Rule,
     Seen,
     Span,
+    has_digit,
     has_inner_capital,
     is_code_reference,
     is_mixed,
@@ -101,6 +102,148 @@ def _judge_prose_password(match: re.Match[str]) -> Span | None:
     return None if is_placeholder(value) else ("password", start, end)
 
 
+# --- tokens, keys and secrets named in sentences -----------------------------------------
+
+# a quoted value or an unquoted word of 8+ characters (`value_span` reads it): shorter
+# ones are never judged, so most sentences ("my token is expired") cost one failed match
+_LONG_VALUE = (
+    r"(?:\"(?P<dq>[^\"\n]{8,256}+)\"|'(?P<sq>[^'\n]{8,256}+)'|`(?P<bq>[^`\n]{8,256}+)`"
+    r"|(?P<uv>[^\s\"'`]{8,256}+))"
+)
+# "my token is X", "the API key for staging is X", "here's the access token: X", "our
+# webhook signing secret was X", "password - X": found by the noun, which opens with one
+# of a few letters (a scan for those is fast; the look-behind after it stands for `\b`);
+# the words before the noun are read by the judge
+_PROSE_SECRET = re.compile(
+    rf"""
+    (?P<noun>[TtKkSsCcPp](?<![\w][TtKkSsCcPp])
+        (?i:oken|ey|ecret|redentials?|ass(?:word|wd|phrase|code)|wd?))
+    (?i:
+        \b
+        (?:
+            (?:[ \t]+(?:for|of|on|to|from|in)(?:[ \t]+[^\s]{{1,64}}){{1,4}}?)?
+            [ \t]+(?:
+                (?:(?:is|was|has[ \t]+been)[ \t]+)?(?:set|changed|reset|updated|rotated)[ \t]+to
+              | (?:is|was|are|were)(?:[ \t]+(?:now|still|just|currently|actually))?
+              | (?:->|-|\u2013|\u2014|\u2192)
+            )
+            [ \t]*+:?
+          | [ \t]*+(?P<colon>[:=])
+          | (?P<bare>[ \t]+)
+        )
+        [ \t]*+
+        {_LONG_VALUE}
+    )
+    """,
+    re.VERBOSE,
+)
+# a `key` is a credential's with a qualifier ("api key", "license key") or an owner ("my
+# key", "our geocoder key"); "the key is to test early", "the primary key is id" are not
+_KEY_QUALIFIER = re.compile(
+    r"(?:\b(?:api|access|secret|private|auth|app|application|license|licence|product|signing"
+    r"|encryption|master|admin|service|account|deploy|ingest|client|server|developer|dev|prod"
+    r"|production|staging|sandbox|live|test|subscription|storage|activation|registration)"
+    r"|\b(?:my|our|your|his|her|their)(?:[ \t]+[A-Za-z][\w.\-]{0,30})?)[ \t_\-]?\Z",
+    re.IGNORECASE,
+)
+# what a word before `key` or `token` makes no credential: a public or SSH key, a database
+# or cache key, a pagination or parser token
+_NOT_A_CREDENTIAL = re.compile(
+    r"\b(?:public|pub|gpg|pgp|ssh|host|primary|foreign|sort|partition|cache|idempotency"
+    r"|routing|shard|hash|row|index|lookup|page|pagination|continuation|cursor|next|sync"
+    r"|cancellation|lexer|parser|input|output|special|max|bos|eos)[ \t_\-]?\Z",
+    re.IGNORECASE,
+)
+# "here's my token X", "log in with the api key X": a noun and its value with no verb
+_BARE_BEFORE = re.compile(
+    r"\b(?:here(?:'s|\u2019s|[ \t]+is)|using|with|use|try)[ \t]+"
+    r"(?:(?:my|the|our|this|your|a|an|new)[ \t]+)?(?:[A-Za-z][\w.\-]{0,30}[ \t_\-])?\Z",
+    re.IGNORECASE,
+)
+_NOUN_KIND = {"token": "token", "key": "api-key", "secret": "secret"}
+_SNAKE_WORDS = re.compile(r"[a-z]+(?:[_\-][a-z]+)*[0-9]{0,3}")
+_DATE_OR_TIME = re.compile(r"\d{4}-\d{2}-\d{2}|\d{1,2}:\d{2}")
+_EMAIL = re.compile(r"[^@\s]{1,64}@[A-Za-z0-9.\-]{1,253}\.[A-Za-z]{2,24}")
+_LETTER = re.compile("[A-Za-z]")
+_SYMBOL = re.compile(r"[!@#$%^&*+=/\\~?]")
+_BASE64 = re.compile("[A-Za-z0-9+/]+={0,2}")
+_MASK_RUN = re.compile("[*\u2022]{4}|[xX]{6}")
+_UPPER = re.compile("[A-Z]")
+_LOWER = re.compile("[a-z]")
+_ALNUM_RUN = re.compile("[A-Za-z0-9]{6,}")
+_CLASS_SWITCH = re.compile("[a-z](?=[A-Z0-9])|[A-Z](?=[a-z0-9])|[0-9](?=[A-Za-z])")
+
+
+def _switches(value: str) -> int:
+    """How often `value` switches between small letters, capitals and digits."""
+    return len(_CLASS_SWITCH.findall(value))
+
+
+def looks_like_credential(value: str) -> bool:
+    """True if a value named as a token, key or secret in a sentence looks like one.
+
+    It has 8 to 1,024 characters with a letter, and is no placeholder, mask (`****a91f`),
+    path, URL or host (a `/` only in base64), e-mail address, code reference, date or
+    snake_case words (`user_id2`); and
+    it has digits mixed in with letters (three switches between small letters, capitals
+    and digits, or two in one run of 6+ letters and digits: `abc123xyz`, a hex digest, a
+    UUID, a license key), or a symbol, a digit and a letter (`hunter2x!`), or 16+ letters
+    switching case at nearly every other one. Plain words, numbers, lengths and words with
+    a digit (`expired`, `3600`, `32-characters`, `e2e-tested`, `python3.11`) are not.
+    """
+    if not 8 <= len(value) <= 1024 or _LETTER.search(value) is None:
+        return False
+    if is_placeholder(value) or is_code_reference(value) or is_path(value) or "://" in value:
+        return False
+    if _EMAIL.fullmatch(value) or _SNAKE_WORDS.fullmatch(value) or _DATE_OR_TIME.search(value):
+        return False
+    if _MASK_RUN.search(value):
+        return False  # a masked key showing its last characters: `************a91f`
+    if "/" in value and _BASE64.fullmatch(value) is None:
+        return False  # a host, a path or a fraction, not a key (base64 may have a `/`)
+    if has_digit(value):
+        if _SYMBOL.search(value):
+            return True
+        return _switches(value) >= 3 or any(
+            _switches(run) >= 2 for run in _ALNUM_RUN.findall(value)
+        )
+    both_cases = _UPPER.search(value) is not None and _LOWER.search(value) is not None
+    return len(value) >= 16 and both_cases and _switches(value) >= 0.4 * len(value)
+
+
+def _judge_prose_secret(match: re.Match[str]) -> Span | None:
+    """Accept the value after a phrase naming a credential ("my token is X", "the api key:
+    X", "here's the access token X", "password - X") when it looks like one."""
+    value, start, end = value_span(match)
+    if match["uv"] is not None:
+        value = _SENTENCE_END.sub("", value)
+        end = start + len(value)
+    if not _may_be_credential(value):
+        return None  # most candidates are words ("is expired"): judged without the context
+    text = match.string
+    noun = match["noun"].lower()
+    before = text[max(0, match.start() - 48) : match.start()]
+    if match["bare"] is not None and _BARE_BEFORE.search(before) is None:
+        return None
+    if noun == "key" and _KEY_QUALIFIER.search(before) is None:
+        return None
+    if _NOT_A_CREDENTIAL.search(before) or not looks_like_credential(value):
+        return None
+    return _noun_kind(noun), start, end
+
+
+def _may_be_credential(value: str) -> bool:
+    """A quick first test: 8+ characters, no outer spaces, and a digit or 16+ characters."""
+    return len(value) >= 8 and value == value.strip() and (len(value) >= 16 or has_digit(value))
+
+
+def _noun_kind(noun: str) -> str:
+    """The kind of a credential named by `noun`: a token, an API key, a secret or a password."""
+    if noun.startswith("cred"):
+        return "secret"
+    return _NOUN_KIND.get(noun, "password")
+
+
 # --- a key passed to an SDK client ------------------------------------------------------
 
 # `cohere.ClientV2("<key>")`, `AsyncClient('<key>')`: a random quoted literal as a client's
@@ -150,6 +293,22 @@ PROSE_RULES = (
         _judge_bare_aws_secret,
         ("akia", "asia", "aws", "secret"),
         keep="aws-access-key-id",
+    ),
+    Rule(
+        _PROSE_SECRET,
+        _judge_prose_secret,
+        (
+            "token",
+            "key",
+            "secret",
+            "cred",
+            "pass",
+            "pw",
+            "kennwort",
+            "contrase",
+            "senha",
+            "wachtwoord",
+        ),
     ),
 )
 """Secrets in sentences, applied after the assignments."""

@@ -253,12 +253,22 @@ QUOTED_OR_ARG = rf"(?:{QUOTED}|(?P<uv>[^\s\"'`;|&]{{1,256}}+))"
 redacting one never joins two commands."""
 
 
+_LONG_WORD_TAIL = re.compile(r"[^\s\"'`;|&()<>\[\]]*+")
+"""What may follow an unquoted value its pattern cut at 256 characters (no separator, no
+bracket, so never a marker)."""
+
+
 def value_span(match: re.Match[str]) -> tuple[str, int, int]:
     """The value of a `QUOTED_OR_WORD`/`QUOTED_OR_ARG` (or `uv`-only) match and its span;
-    an unquoted value ends at a marker."""
+    an unquoted value ends at a marker. One cut at 256 characters runs on to the end of
+    its word: replacing only its head would leave a tail that a second pass might read as
+    a token of its own."""
     name = next(g for g in ("dq", "sq", "bq", "uv") if g in match.re.groupindex and match[g])
     value, start = match[name], match.start(name)
     if name == "uv":
+        if len(value) == 256:
+            tail = _LONG_WORD_TAIL.match(match.string, match.end(name))
+            value = match.string[start : tail.end() if tail else match.end(name)]
         value = before_marker(value)
     return value, start, start + len(value)
 

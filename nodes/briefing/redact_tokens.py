@@ -110,10 +110,11 @@ _AUTH = re.compile(
     re.IGNORECASE,
 )
 _MORE_WORDS = re.compile(r"[ \t]++[A-Za-z]")
-# `Authorization: <token>` with no scheme (Linear, some internal APIs)
+# `Authorization: <token>` with no scheme (Linear, some internal APIs); a marker right
+# after it stands for the rest of a longer word, as a second pass must see it
 _AUTH_TOKEN = re.compile(
     r"\bauthorization\\?[\"']?[ \t]*+[:=][ \t]*+\\?[\"']?"
-    r"(?P<v>[A-Za-z0-9\-._~+/]{20,1024}+=*+)(?![\w\-.~+/=])",
+    r"(?P<v>[A-Za-z0-9\-._~+/]{20,1024}+=*+)(?![\w\-.~+/=]|\[REDACTED:)",
     re.IGNORECASE,
 )
 
@@ -175,7 +176,11 @@ TOKEN_RULES = (
     Rule(_URL_PASSWORD, _judge_url_password, ("://",)),
     Rule(_ANTHROPIC, group_if("anthropic-key", has_digit), ("sk-ant-",)),
     Rule(_OPENAI, _judge_openai, ("sk-",)),
-    Rule(_GITHUB, group("github-token"), ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")),
+    Rule(
+        _GITHUB,
+        group_if("github-token", looks_random),
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    ),
     Rule(_SLACK_TOKEN, group_if("slack-token", has_digit), ("xox", "xapp-")),
     Rule(_GOOGLE, group("google-api-key"), ("aiza",)),
     Rule(_AWS_KEY_ID, group("aws-access-key-id"), ("akia", "asia")),

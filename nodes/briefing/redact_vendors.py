@@ -244,12 +244,12 @@ _VAULT_LEGACY = re.compile(rf"s(?<![{_W}.\-/]s)\.(?P<body>[A-Za-z0-9]{{24}})(?![
 _VAULT_WORD = re.compile("vault|token", re.IGNORECASE)
 _UNSEAL_KEY = re.compile(
     r"\b(?:unseal|recovery)[ \t]++key(?:[ \t]++[0-9]{1,2}+)?[ \t]*+:[ \t]*+"
-    r"(?P<body>[A-Za-z0-9+/]{20,256}+={0,2})(?![A-Za-z0-9_+/=])",
+    r"(?P<body>[A-Za-z0-9+/]{20,256}+={0,2})(?![A-Za-z0-9_+/=]|\[REDACTED:)",
     re.IGNORECASE,
 )
 _UNSEAL_COMMAND = re.compile(
     r"\bvault[ \t]++operator[ \t]++unseal(?:[ \t]++-{1,2}[A-Za-z\-]{1,32}+(?:=[^\s]{0,256}+)?)*+"
-    r"[ \t]++(?P<body>[A-Za-z0-9+/]{20,256}+={0,2})(?![A-Za-z0-9_+/=])"
+    r"[ \t]++(?P<body>[A-Za-z0-9+/]{20,256}+={0,2})(?![A-Za-z0-9_+/=]|\[REDACTED:)"
 )
 _AZURE_BARE_KEY = re.compile(r"(?<![A-Za-z0-9+/=\-])[A-Za-z0-9+/]{86}==(?![A-Za-z0-9+/=])")
 _AZURE_WORD = re.compile(r"azure|storage|account|windows\.net", re.IGNORECASE)
