@@ -294,7 +294,7 @@ class TokenCounter:
             for item in value:
                 if isinstance(item, str):
                     total += self.count_text(item)
-                elif item.get("type") == "text":
+                elif is_text_block(item):
                     total += self.count_text(item.get("text", ""))
                 elif item.get("type") == "function":
                     fn = item["function"]
@@ -305,6 +305,11 @@ class TokenCounter:
             return total
         extra = TOKENS_PER_NAME if key == "name" else 0
         return self.count_text(str(value)) + extra
+
+
+def is_text_block(block: Any) -> bool:
+    """A content block a request carries as text: a string, or a `{"type": "text"}` block."""
+    return isinstance(block, str) or (isinstance(block, Mapping) and block.get("type") == "text")
 
 
 def _message_fields(message: Any) -> dict[str, Any]:

@@ -194,6 +194,9 @@ def make_agent_node(  # type: ignore[no-untyped-def]
             taken=taken,
             stored_ids={m.id for m in messages if m.id},
             label=label,
+            counter=counter,
+            max_message_tokens=ctx.max_message_tokens,
+            max_reply_tokens=ctx.max_reply_tokens,
         )
         removals = archive_removals(messages, len(added))
         update: dict[str, Any] = {

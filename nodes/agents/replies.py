@@ -6,6 +6,17 @@ reply poisons every later request on the thread (OpenAI answers HTTP 400). So
 before a reply is stored: missing and duplicate ids get fresh ones, names are
 made valid, and calls whose arguments are not a JSON object join the
 unparsable ones, which the agent's model step answers with an `ERROR:`.
+
+Nor is any agent's output bounded (a local model's 20 MB reply, a tool's huge
+result, a remote agent's thousands of messages): stored whole, it would make
+every later turn load and carry it. So before what an agent's run added is
+stored (`stored_replies`), each message longer than `max_message_tokens` is cut
+with a visible marker, and the run's messages are bounded to `max_reply_tokens`
+and `MAX_REPLY_MESSAGES` in all: the oldest whole turns are left out (an
+assistant message with its tool results is one unit), with one note saying how
+many; the last reply always stays. Both count linearly, and only as far as they
+must (`TokenCounter.exceeds`, `truncate`): the newest messages first, until the
+bound is reached.
 """
 
 from __future__ import annotations
@@ -21,8 +32,11 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from pydantic import ValidationError
 
 from ...specialists import Profile
-from ...state import message_text, speaker_label
+from ...state import TokenCounter, message_text, speaker_label, token_counter
+from ...state.defaults import MAX_MESSAGE_TOKENS, MAX_REPLY_MESSAGES, MAX_REPLY_TOKENS
+from ...state.tokens import is_text_block
 from ..briefing.writer import now_utc
+from ..history.budget import tool_units
 from ..tools.names import CONSULT, FULL_HISTORY, HANDOVER, RETURN
 
 TRANSFER_NAMES = (HANDOVER, RETURN, CONSULT)
@@ -66,10 +80,11 @@ def make_reply_safe(
 
     `renamed` (when given) records each id replaced because `taken` held it already.
     """
-    seen = set(taken)
+    seen: set[str] = set()  # this reply's ids (`taken` is not copied: it may hold thousands)
 
     def unique(call_id: Any) -> str:
-        fresh = call_id if isinstance(call_id, str) and call_id and call_id not in seen else None
+        usable = isinstance(call_id, str) and call_id and call_id not in taken
+        fresh = call_id if usable and call_id not in seen else None
         if fresh is None:
             fresh = new_call_id()
             if renamed is not None and call_id in taken:
@@ -222,12 +237,18 @@ def stored_replies(
     taken: set[str],
     stored_ids: set[str | None] = frozenset(),  # type: ignore[assignment]
     label: bool = False,
+    counter: TokenCounter | None = None,
+    max_message_tokens: int = MAX_MESSAGE_TOKENS,
+    max_reply_tokens: int = MAX_REPLY_TOKENS,
+    max_reply_messages: int = MAX_REPLY_MESSAGES,
 ) -> list[BaseMessage]:
     """What an agent added, as the conversation stores it: its replies and tool results only,
     replies named and tagged, every tool-call id unique in the thread (a repeated one is
     renamed, in its results too), every message id new (a reused one would overwrite a stored
     message), and calls no result answers closed with an `ERROR:` (the last reply's transfer
-    calls excepted: the handover node answers them)."""
+    calls excepted: the handover node answers them). Bounded: each message to
+    `max_message_tokens`, all of them to `max_reply_tokens` and `max_reply_messages` (see
+    `bounded_reply`), counted with `counter` (the agent's; default o200k_base)."""
     seen = set(taken)
     renamed: dict[str, str] = {}
     out: list[BaseMessage] = []
@@ -244,7 +265,352 @@ def stored_replies(
             if message.name == FULL_HISTORY and len(message.text) > STAGE_2_STORED_CHARS:
                 update["content"] = stage_2_record(message.text, agent)
             out.append(message.model_copy(update=update))
-    return _close_pending(out)
+    return bounded_reply(
+        _close_pending(out),
+        agent=agent,
+        profile=profile,
+        counter=counter or token_counter(None),
+        max_message_tokens=max_message_tokens,
+        max_reply_tokens=max_reply_tokens,
+        max_reply_messages=max_reply_messages,
+        label=label,
+    )
+
+
+# --- size caps -----------------------------------------------------------------------------
+
+EXACT_COUNT_CHARS = 200_000
+"""A message cut for its size is counted exactly for its marker when its parts hold at most
+this many characters (a few hundredths of a second at worst); a longer one's count is
+estimated from its first characters (encoding 20 MB takes seconds), and the marker says
+"about"."""
+REPLY_NOTE_TOKENS = 120
+"""Tokens kept free for the note that says how many messages of a run were left out."""
+MIN_MESSAGE_SHARE = 100
+"""No message of the newest turn is cut below this many tokens to fit `max_reply_tokens`."""
+REPLY_CUT = "reply_messages_left_out"
+"""Metadata flag of the note that says how many of an agent run's messages were left out."""
+_CALL_KWARGS = ("tool_calls", "function_call")
+"""A provider's raw copies of the tool calls in `additional_kwargs` (the parsed ones rule)."""
+
+
+def _json(value: Any) -> str:
+    """The JSON text a request carries for `value` (as `TokenCounter` counts it)."""
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):  # a circular structure
+        return str(value)
+
+
+def _parts(message: BaseMessage) -> list[str]:
+    """The texts a request carries for a message, in order (what `count_message` counts)."""
+    parts: list[str] = [message.name or ""]
+    if isinstance(message.content, str):
+        parts.append(message.content)
+    else:
+        for block in message.content:
+            if isinstance(block, str):
+                parts.append(block)
+            elif is_text_block(block):
+                parts.append(str(block.get("text", "")))
+            else:
+                parts.append(_json(block))
+    if isinstance(message, AIMessage):
+        for call in message.tool_calls:
+            parts += [call.get("name") or "", _json(call.get("args"))]
+        for bad in message.invalid_tool_calls:
+            parts += [bad.get("name") or "", str(bad.get("args") or "")]
+    return parts
+
+
+def _size_of(texts: list[str], counter: TokenCounter) -> str:
+    """The tokens of these texts, `12,345` (exact) or `about 5,250,000` (estimated from their
+    first `EXACT_COUNT_CHARS` characters when longer)."""
+    chars = sum(map(len, texts))
+    if chars <= EXACT_COUNT_CHARS:
+        return f"{sum(map(counter.count_text, texts)):,}"
+    sample, taken = [], 0
+    for text in texts:
+        sample.append(text[: EXACT_COUNT_CHARS - taken])
+        taken += len(sample[-1])
+        if taken >= EXACT_COUNT_CHARS:
+            break
+    ratio = counter.count_text("".join(sample)) / taken
+    return f"about {round(chars * ratio, -3):,.0f}"
+
+
+def _marker(what: str, size: str, why: str, verb: str = "was") -> str:
+    return f"… [cut: {what} {verb} {size} tokens, over {why}; the rest is left out]"
+
+
+def capped_message(
+    message: BaseMessage, limit: int, counter: TokenCounter, *, why: str = ""
+) -> tuple[BaseMessage, int]:
+    """The message as stored within `limit` tokens (counted as a model request carries it),
+    and its tokens. Over it: a tool call's arguments or a non-text block that alone takes more
+    than a quarter of the limit is replaced by a note (all of them, when they still take more
+    than half), and the text is cut to what is left, ending with a visible marker: `… [cut:
+    the message was N tokens, over max_message_tokens=M; the rest is left out]` (`why` names
+    the bound). Values of `additional_kwargs`, `response_metadata` and a tool result's
+    `artifact` over the limit (stored, never sent) are replaced by a note too.
+
+    Counts only as far as it must: a message whose characters cannot reach the limit is
+    counted once; a longer one is probed (`TokenCounter.exceeds`) before anything is counted
+    in full."""
+    why = why or f"max_message_tokens={limit:,}"
+    message = _capped_extras(message, limit, counter, why)
+    parts = _parts(message)
+    chars = sum(map(len, parts))
+    if chars * 4 + 64 <= limit:  # a token is at least one UTF-8 byte: it cannot be over
+        return message, counter.count_message(message)
+    size = None
+    if not any(counter.exceeds(part, limit) for part in parts):
+        size = counter.count_message(message)  # no part is over: counting it all is cheap
+        if size <= limit:
+            return message, size
+    if size is None and chars <= EXACT_COUNT_CHARS:
+        size = counter.count_message(message)
+    original = _size_of(parts, counter) if size is None else f"{size:,}"
+    update: dict[str, Any] = {}
+    for share in (limit // 4, 0):  # long parts first; all of them when that is not enough
+        if isinstance(message, AIMessage):
+            update.update(_capped_calls(message, share, limit, counter, why))
+        if not isinstance(message.content, str):
+            update["content"] = _capped_blocks(message.content, share, counter, why)
+        bare = message.model_copy(update={**update, "content": _without_text(update, message)})
+        rest = counter.count_message(bare)
+        if rest <= limit // 2:
+            break
+    text = _text_of(update.get("content", message.content))
+    marker = "\n" + _marker("the message", original, why)
+    room = max(limit - rest - counter.count_text(marker), 0)
+    if not counter.exceeds(text, room):
+        short = message.model_copy(update={**update, "content": _with_text(bare, text)})
+        return short, counter.count_message(short)
+    head = counter.truncate(text, room)
+    while True:
+        short = message.model_copy(update={**update, "content": _with_text(bare, head + marker)})
+        size = counter.count_message(short)
+        if size <= limit or not head:
+            return short, size
+        head = counter.truncate(head, max(counter.count_text(head) - (size - limit), 0))
+
+
+def _text_of(content: str | list[Any]) -> str:
+    """The text of a message's content: the string, or its text blocks joined."""
+    if isinstance(content, str):
+        return content
+    return "".join(
+        b if isinstance(b, str) else str(b.get("text", "")) for b in content if is_text_block(b)
+    )
+
+
+def _capped_calls(
+    message: AIMessage, share: int, limit: int, counter: TokenCounter, why: str
+) -> dict[str, Any]:
+    """The message's tool calls with arguments over `share` tokens replaced by a note. A
+    transfer's arguments keep their shape (the handover node reads them): only their strings
+    over half the limit are cut, each with a marker."""
+    calls = []
+    for call in message.tool_calls:
+        args = _json(call.get("args"))
+        if not counter.exceeds(args, share) or _is_note(call.get("args")):
+            pass
+        elif call.get("name") in TRANSFER_NAMES:
+            call = {**call, "args": _capped_strings(call.get("args"), "", limit, counter, why)}
+        else:
+            note = _marker("the arguments", _size_of([args], counter), why, "were")
+            call = {**call, "args": {"note": note}}
+        calls.append(call)
+    invalid = []
+    for bad in message.invalid_tool_calls:
+        args = str(bad.get("args") or "")
+        if counter.exceeds(args, share) and not args.startswith("… [cut:"):
+            size = _size_of([args], counter)
+            bad = {**bad, "args": _marker("the arguments", size, why, "were")}
+        invalid.append(bad)
+    extra = {k: v for k, v in message.additional_kwargs.items() if k not in _CALL_KWARGS}
+    return {"tool_calls": calls, "invalid_tool_calls": invalid, "additional_kwargs": extra}
+
+
+def _capped_strings(value: Any, key: str, limit: int, counter: TokenCounter, why: str) -> Any:
+    """`value` with every string in it over half of `limit` tokens cut, with a marker."""
+    if isinstance(value, dict):
+        return {k: _capped_strings(v, str(k), limit, counter, why) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_capped_strings(v, key, limit, counter, why) for v in value]
+    if isinstance(value, str) and counter.exceeds(value, limit // 2):
+        marker = "\n" + _marker(f"the {key or 'value'}", _size_of([value], counter), why)
+        return counter.truncate(value, limit // 2 - counter.count_text(marker)) + marker
+    return value
+
+
+def _is_note(args: Any) -> bool:
+    return isinstance(args, dict) and list(args) == ["note"] and "[cut:" in str(args["note"])
+
+
+def _capped_blocks(blocks: list[Any], share: int, counter: TokenCounter, why: str) -> list[Any]:
+    """Content blocks with every non-text block over `share` tokens replaced by a note."""
+    out: list[Any] = []
+    for block in blocks:
+        if isinstance(block, dict) and block.get("type") != "text":
+            data = _json(block)
+            if counter.exceeds(data, share):
+                what = f"the {block.get('type') or 'content'} block"
+                block = {"type": "text", "text": _marker(what, _size_of([data], counter), why)}
+        out.append(block)
+    return out
+
+
+def _without_text(update: dict[str, Any], message: BaseMessage) -> Any:
+    """The message's content (as `update` has it) without its text: what else it sends."""
+    content = update.get("content", message.content)
+    return "" if isinstance(content, str) else [b for b in content if not is_text_block(b)]
+
+
+def _with_text(bare: BaseMessage, text: str) -> Any:
+    """`bare`'s content with `text` as its text: a string, or a text block first."""
+    if isinstance(bare.content, str):
+        return text
+    blocks = [b for b in bare.content if not is_text_block(b)]
+    return [{"type": "text", "text": text}, *blocks] if text else blocks
+
+
+def _capped_extras(
+    message: BaseMessage, limit: int, counter: TokenCounter, why: str
+) -> BaseMessage:
+    """The message with each stored-only value over `limit` tokens replaced by a note (the
+    raw copies of tool calls a provider keeps are left out instead)."""
+    update: dict[str, Any] = {}
+    for field in ("additional_kwargs", "response_metadata"):
+        values: dict[str, Any] = getattr(message, field)
+        capped = {}
+        for key, value in values.items():
+            data = value if isinstance(value, str) else _json(value)
+            if len(data) * 4 > limit and counter.exceeds(data, limit):
+                if key in _CALL_KWARGS and field == "additional_kwargs":
+                    continue
+                value = _marker(f"the {key} value", _size_of([data], counter), why)
+            capped[key] = value
+        if len(capped) != len(values) or any(capped[k] is not values[k] for k in capped):
+            update[field] = capped
+    artifact = getattr(message, "artifact", None)
+    if isinstance(message, ToolMessage) and artifact is not None:
+        data = artifact if isinstance(artifact, str) else _json(artifact)
+        if len(data) * 4 > limit and counter.exceeds(data, limit):
+            update["artifact"] = _marker("the artifact", _size_of([data], counter), why)
+    return message.model_copy(update=update) if update else message
+
+
+def bounded_reply(
+    messages: list[BaseMessage],
+    *,
+    agent: str,
+    profile: Profile,
+    counter: TokenCounter,
+    max_message_tokens: int = MAX_MESSAGE_TOKENS,
+    max_reply_tokens: int = MAX_REPLY_TOKENS,
+    max_reply_messages: int = MAX_REPLY_MESSAGES,
+    label: bool = False,
+) -> list[BaseMessage]:
+    """What an agent's run added, bounded before it is stored: each message cut to
+    `max_message_tokens` (`capped_message`), and the newest whole turns (an assistant message
+    with its tool results) kept while they fit `max_reply_tokens` and `max_reply_messages`;
+    the older ones are left out, replaced by one note saying how many (flagged `REPLY_CUT`,
+    with the left-out model replies' count and usage in its metadata). The newest turn always
+    stays: when it alone is over `max_reply_tokens`, its longest messages are cut to a fair
+    share. Counts from the newest message back, and stops at the bound."""
+    units = tool_units(messages)
+    kept: list[list[tuple[BaseMessage, int]]] = []
+    tokens = count = fit_with_note = 0
+    for start, end in reversed(units):
+        if kept and count + end - start > max_reply_messages:
+            break
+        unit = [capped_message(m, max_message_tokens, counter) for m in messages[start:end]]
+        cost = sum(size for _, size in unit)
+        if kept and tokens + cost > max_reply_tokens:
+            break
+        kept.append(unit)
+        tokens, count = tokens + cost, count + len(unit)
+        if tokens <= max_reply_tokens - REPLY_NOTE_TOKENS and count < max_reply_messages:
+            fit_with_note = len(kept)
+    whole = len(kept) == len(units)
+    if not whole:
+        kept = kept[: max(fit_with_note, 1)]
+    room = max_reply_tokens - (0 if whole else REPLY_NOTE_TOKENS)
+    if kept and sum(size for _, size in kept[0]) > room:  # the newest turn alone is too big
+        start, end = units[-1]
+        kept[0] = _fair_shares(messages[start:end], kept[0], room, counter, max_reply_tokens)
+    out = [m for unit in reversed(kept) for m, _ in unit]
+    if whole:
+        return out
+    left_out = messages[: units[len(units) - len(kept)][0]]
+    return [
+        _left_out_note(left_out, agent, profile, max_reply_tokens, max_reply_messages, label),
+        *out,
+    ]
+
+
+def _fair_shares(
+    originals: list[BaseMessage],
+    unit: list[tuple[BaseMessage, int]],
+    room: int,
+    counter: TokenCounter,
+    max_reply_tokens: int,
+) -> list[tuple[BaseMessage, int]]:
+    """The newest turn within `room` tokens: its smaller messages as they are, the larger ones
+    cut (from the originals) to an equal share of what is left."""
+    order = sorted(range(len(unit)), key=lambda i: unit[i][1])
+    left = room
+    for k, i in enumerate(order):
+        share = left // (len(order) - k)
+        if unit[i][1] <= share:
+            left -= unit[i][1]
+            continue
+        share = max(share, MIN_MESSAGE_SHARE)
+        why = f"its share ({share:,}) of max_reply_tokens={max_reply_tokens:,}"
+        out = list(unit)
+        for j in order[k:]:
+            out[j] = capped_message(originals[j], share, counter, why=why)
+        return out
+    return unit
+
+
+def _left_out_note(
+    left_out: list[BaseMessage],
+    agent: str,
+    profile: Profile,
+    max_reply_tokens: int,
+    max_reply_messages: int,
+    label: bool,
+) -> AIMessage:
+    """The one note standing for the messages of a run that were left out."""
+    replies = [
+        m
+        for m in left_out
+        if isinstance(m, AIMessage) and not (m.response_metadata or {}).get(GRAPH_MADE)
+    ]
+    usage = {"input_tokens": 0, "output_tokens": 0}
+    for reply in replies:
+        for key in usage:
+            value = dict(reply.usage_metadata or {}).get(key)
+            usage[key] += value if isinstance(value, int) and value > 0 else 0
+    note = graph_reply(
+        agent,
+        profile,
+        f"… [{len(left_out):,} earlier messages of this reply were left out: one agent's run "
+        f"may add at most {max_reply_messages:,} messages and max_reply_tokens="
+        f"{max_reply_tokens:,} tokens; the newest are kept]",
+        REPLY_CUT,
+    )
+    note.response_metadata.update(
+        {
+            "left_out_messages": len(left_out),
+            "left_out_model_replies": len(replies),
+            "left_out_usage": usage,
+        }
+    )
+    return labeled(note, agent, profile) if label else note
 
 
 STAGE_2_STORED_CHARS = 2000

@@ -32,10 +32,13 @@ class RequestTooLargeError(ValueError):
     """What every request must carry (system prompt, tool schemas) alone exceeds the bound."""
 
 
-def cut_message(message: BaseMessage, tokens: int, counter: TokenCounter) -> BaseMessage:
+def cut_message(
+    message: BaseMessage, tokens: int, counter: TokenCounter, *, size: int | None = None
+) -> BaseMessage:
     """A copy that counts about `tokens` tokens at most: its text cut to a head with a note of
-    how much was cut, and a tool call's long arguments replaced by a note."""
-    if counter.count_message(message) <= tokens:
+    how much was cut, and a tool call's long arguments replaced by a note. `size` is the
+    message's `count_message`, when the caller knows it already."""
+    if (counter.count_message(message) if size is None else size) <= tokens:
         return message
     update: dict[str, object] = {}
     if isinstance(message, AIMessage) and message.tool_calls:
@@ -53,14 +56,15 @@ def cut_message(message: BaseMessage, tokens: int, counter: TokenCounter) -> Bas
     return message.model_copy(update=update) if update else message
 
 
-def _units(messages: Sequence[BaseMessage]) -> list[list[BaseMessage]]:
-    """Messages grouped so that an assistant message and its tool results stay together."""
-    units: list[list[BaseMessage]] = []
-    for message in messages:
-        if isinstance(message, ToolMessage) and units and _calls(units[-1][0]):
-            units[-1].append(message)
+def tool_units(messages: Sequence[BaseMessage]) -> list[tuple[int, int]]:
+    """The messages grouped so that an assistant message and its tool results stay together:
+    each group as its (start, end) slice."""
+    units: list[tuple[int, int]] = []
+    for i, message in enumerate(messages):
+        if isinstance(message, ToolMessage) and units and _calls(messages[units[-1][0]]):
+            units[-1] = (units[-1][0], i + 1)
         else:
-            units.append([message])
+            units.append((i, i + 1))
     return units
 
 
@@ -76,7 +80,10 @@ def fit_messages(
     messages: Sequence[BaseMessage], *, budget: int, counter: TokenCounter, fixed: int = 0
 ) -> list[BaseMessage]:
     """The messages, shaped (see the module docstring) so that with `fixed` tokens more (the
-    system prompt, the tool schemas) the request counts at most `budget` tokens."""
+    system prompt, the tool schemas) the request counts at most `budget` tokens.
+
+    Linear in the messages: each is counted once (a message that is cut, once more), and the
+    turns left out are taken off running totals."""
     room = budget - fixed - REPLY_PRIMING
     if room <= MIN_SHARE:
         raise RequestTooLargeError(
@@ -84,26 +91,39 @@ def fit_messages(
             f"max_input_tokens={budget:,}; raise max_input_tokens"
         )
     out = list(messages)
-    if counter.count_messages(out) <= budget - fixed or not out:
+    if not out:
         return out
+    sizes = [counter.count_message(m) for m in out]
+    if sum(sizes) + REPLY_PRIMING <= budget - fixed:
+        return out
+
+    def cut(message: BaseMessage, size: int, tokens: int) -> tuple[BaseMessage, int]:
+        if size <= tokens:
+            return message, size
+        short = cut_message(message, tokens, counter, size=size)
+        return short, size if short is message else counter.count_message(short)
+
     heads = 0
     while heads < len(out) - 1 and _opening(out[heads]):
         heads += 1
-    cost = counter.count_message
-    head = [cut_message(m, room // 3, counter) for m in out[:heads]]
+    head = [cut(out[i], sizes[i], room // 3) for i in range(heads)]
     share = max(room // 4, MIN_SHARE)
-    rest = [cut_message(m, share, counter) for m in out[heads:-1]] + out[-1:]
-    units = _units(rest)
-    left = room - sum(cost(m) for m in head)
-    while len(units) > 1 and sum(cost(m) for unit in units for m in unit) > left:
-        units.pop(0)  # the oldest whole turn goes first
-    kept = [m for unit in units for m in unit]
-    over = sum(cost(m) for m in kept) - left
+    rest = [cut(out[i], sizes[i], share) for i in range(heads, len(out) - 1)]
+    rest.append((out[-1], sizes[-1]))
+    left = room - sum(size for _, size in head)
+    units = tool_units([m for m, _ in rest])
+    unit_sizes = [sum(size for _, size in rest[start:end]) for start, end in units]
+    total, first = sum(unit_sizes), 0
+    while len(units) - first > 1 and total > left:
+        total -= unit_sizes[first]  # the oldest whole turn goes first
+        first += 1
+    kept = rest[units[first][0] :]
+    over = total - left
     if over > 0:  # the newest unit alone is too big: cut its longest messages
-        for i in sorted(range(len(kept)), key=lambda i: -cost(kept[i])):
+        for i in sorted(range(len(kept)), key=lambda i: -kept[i][1]):
             if over <= 0:
                 break
-            size = cost(kept[i])
-            kept[i] = cut_message(kept[i], max(size - over - 8, 0), counter)
-            over -= size - cost(kept[i])
-    return [*head, *kept]
+            message, size = kept[i]
+            kept[i] = cut(message, size, max(size - over - 8, 0))
+            over -= size - kept[i][1]
+    return [m for m, _ in [*head, *kept]]
