@@ -8,6 +8,7 @@ timeout}`) and `Profile(remote=...)` (a `Remote` or the same mapping) both becom
 from __future__ import annotations
 
 import math
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -57,26 +58,119 @@ class Remote:
         object.__setattr__(self, "timeout", float(timeout))
 
 
+SECRET_MASK = "***"
+"""What a URL shown in a message has in place of its userinfo and its query and fragment
+values (`safe_url`)."""
+
+
+def safe_url(url: Any) -> str:
+    """`url` as every message shows it: its userinfo (`user:pw@`) replaced by `***@` and the
+    value of every query and fragment item by `***` (`?api_key=***`, `#access_token=***`; an
+    item without `=` is `***` whole). Never raises, whatever `url` is: a message about a URL
+    that cannot be read must not fail, nor echo a credential.
+
+    >>> safe_url("https://me:pw@host:8443/api?api_key=SECRET&v=2#token=T")
+    'https://***@host:8443/api?api_key=***&v=***#token=***'
+    """
+    text = url if isinstance(url, str) else str(url)
+    rest, fragment = _split_off(text, "#")
+    rest, query = _split_off(rest, "?")
+    scheme, sep, tail = rest.partition("//")
+    if not sep:
+        scheme, tail = "", rest
+    if "@" in tail:  # userinfo, even one a parser would misread (`user:p/w@host`): all of it
+        tail = SECRET_MASK + "@" + tail.rpartition("@")[2]
+    shown = f"{scheme}{sep}{tail}"
+    if query is not None:
+        shown += "?" + _masked_items(query)
+    if fragment is not None:
+        shown += "#" + _masked_items(fragment)
+    return shown
+
+
+def _split_off(text: str, mark: str) -> tuple[str, str | None]:
+    head, found, tail = text.partition(mark)
+    return head, tail if found else None
+
+
+def _masked_items(items: str) -> str:
+    """`a=1&b` -> `a=***&***`: every value masked, and every item that has no `=` (it may be a
+    bare token)."""
+    if not items:
+        return items
+    parts = []
+    for item in items.split("&"):
+        key, eq, _ = item.partition("=")
+        parts.append(f"{key}={SECRET_MASK}" if eq and key else SECRET_MASK if item else "")
+    return "&".join(parts)
+
+
+def _unprintable(text: str) -> tuple[int, str] | None:
+    """The first character of `text` a URL cannot hold as it is: a control character (C0,
+    DEL, C1: CR, LF, TAB, NUL, ...), a space of any kind or an invisible format character
+    (a zero-width space); what it is, with its position and `U+XXXX` code, or None."""
+    for index, char in enumerate(text):
+        if char.isprintable() and char != " ":
+            continue
+        category = unicodedata.category(char)
+        kind = {
+            "Cc": "a control character",
+            "Cf": "an invisible format character",
+            "Zs": "a space",
+            "Zl": "a line separator",
+            "Zp": "a paragraph separator",
+        }.get(category, "an unprintable character")
+        return index, f"{kind} (U+{ord(char):04X})"
+    return None
+
+
 def _checked_url(url: Any) -> str:
+    """The URL, checked: http(s), a host, a port that is a number, no credentials (no `@` at
+    all: `user:p/w@host` reads as a path), no query or fragment, no control characters or
+    spaces. Every error shows the URL as `safe_url` does."""
     example = "such as 'http://127.0.0.1:2024'"
-    if not isinstance(url, str) or not url.strip():
-        raise RemoteError(f"url must be an http(s) URL {example}, got {url!r}")
-    text = url.strip()
+    if not isinstance(url, str) or not url.strip(" "):
+        if url is None or isinstance(url, str | bool | int | float):  # blank, or no text
+            got = repr(url)
+        else:  # a mapping or a list may hold anything: name its type only
+            got = f"a {type(url).__name__}"
+        raise RemoteError(f"url must be an http(s) URL {example}, got {got}")
+    text = url.strip(" ")  # spaces around it only: a CR, LF or TAB anywhere is refused
+    found = _unprintable(text)
+    if found is not None:
+        where, what = found
+        raise RemoteError(
+            f"url must not contain control characters or spaces: it holds {what} at position "
+            f"{where}; write the URL on one line, such as 'http://127.0.0.1:2024'"
+        )
+    shown = safe_url(text)
     try:
         parts = urlsplit(text)
         host = parts.hostname
-        parts.port  # noqa: B018 - raises ValueError for a port that is no number
-    except ValueError as exc:
-        raise RemoteError(f"url {text!r} cannot be read ({exc}); give one {example}") from exc
-    if parts.scheme not in ("http", "https") or not host:
-        raise RemoteError(f"url must be an http(s) URL {example}, got {text!r}")
-    if parts.username is not None or parts.password is not None:
+    except ValueError:
         raise RemoteError(
-            f"url {parts.scheme}://***@{host} carries credentials; leave them out (the "
-            "client reads its API key from LANGGRAPH_API_KEY or LANGSMITH_API_KEY)"
+            f"url {shown!r} cannot be read (its host is not a valid name or address); give "
+            f"one {example}"
+        ) from None
+    if parts.scheme not in ("http", "https") or not host:
+        raise RemoteError(f"url must be an http(s) URL {example}, got {shown!r}")
+    if parts.username is not None or parts.password is not None or "@" in text:
+        raise RemoteError(
+            f"url {shown} carries credentials; leave them out (the client reads its API key "
+            "from LANGGRAPH_API_KEY or LANGSMITH_API_KEY)"
         )
-    if parts.query or parts.fragment:
-        raise RemoteError(f"url must have no query or fragment, got {text!r}")
+    try:
+        parts.port  # noqa: B018 - raises ValueError for a port that is no number
+    except ValueError:
+        raise RemoteError(
+            f"url {shown!r} cannot be read (its port is not a number from 0 to 65535); give "
+            f"one {example}"
+        ) from None
+    if parts.query or parts.fragment or text.endswith(("?", "#")):
+        raise RemoteError(
+            f"url must have no query or fragment, got {shown!r} (an API key goes in "
+            "LANGGRAPH_API_KEY or LANGSMITH_API_KEY, never in the URL)"
+        )
     return text.rstrip("/")
 
 
