@@ -197,7 +197,9 @@ def run_handover(
             caller,
             call,
             answers,
-            loop_refusal(trail, str(target), caller, ctx.max_handovers_per_turn),
+            loop_refusal(
+                trail, "" if target is None else str(target), caller, ctx.max_handovers_per_turn
+            ),
             profiles,
         )
     supplied = {
@@ -282,7 +284,7 @@ def run_handover(
                 trail_record(
                     "refused",
                     from_agent=caller,
-                    to_agent=str(target),
+                    to_agent="" if target is None else str(target),
                     reason=str(args.get("handover_reason") or ""),
                     topic=str(args.get("topic") or ""),
                     return_condition=str(args.get("return_condition") or ""),
