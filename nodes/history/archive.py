@@ -15,7 +15,10 @@ removals: the whole conversation, as it was, for stage 2
 (`request_full_history`), `handover transcript` and `HandoverGraph.transcript`.
 It is as durable as the checkpoints themselves (a kill loses nothing), and as
 long as the checkpointer keeps the thread's history (a saver that keeps only
-the latest checkpoint keeps only the window).
+the latest checkpoint keeps only the window). Under `durability="exit"` a run's
+writes to a channel that takes its `DeltaChannel` snapshot when the run ends are
+stored in that snapshot alone: the reader replays a snapshot wherever the
+checkpoint before it holds no writes to the channel (`_seed_needed`).
 
 The cut falls before a user message, so the window opens on a whole turn with
 a valid tool-call history; in a long run of tool steps with no user message it
@@ -170,21 +173,34 @@ def _walked_history(
 ) -> list[tuple[str, Any]]:
     """Any saver: walk `get_tuple` and `parent_config` from the head (each checkpoint's
     pending writes are the step that follows it, in LangGraph's order)."""
-    chain: list[list[tuple[str, Any]]] = []
-    head = checkpointer.get_tuple(config)  # type: ignore[arg-type]
-    found = head
+    found = checkpointer.get_tuple(config)  # type: ignore[arg-type]
+    chain = []
     while found is not None:
-        step: list[tuple[str, Any]] = []
-        if (found.metadata or {}).get("source") in SEEDED:
-            value = found.checkpoint["channel_values"].get(channel)
-            if value is not None:
-                step.append(("seed", value))
-        if found is not head:  # the head's own writes are not applied yet
-            step += [("write", w[2]) for w in found.pending_writes or [] if w[1] == channel]
-        chain.append(step)
+        chain.append(found)
         parent = found.parent_config
         found = checkpointer.get_tuple(parent) if parent is not None else None
-    return [item for step in reversed(chain) for item in step]
+    chain.reverse()  # oldest first
+    out: list[tuple[str, Any]] = []
+    wrote = False  # whether the checkpoint before this one holds writes to `channel`
+    for index, found in enumerate(chain):
+        value = found.checkpoint["channel_values"].get(channel)
+        if value is not None and _seed_needed(found.metadata, wrote):
+            out.append(("seed", value))
+        writes = []
+        if index < len(chain) - 1:  # the head's own writes are not applied yet
+            writes = [("write", w[2]) for w in found.pending_writes or [] if w[1] == channel]
+        out += writes
+        wrote = bool(writes)
+    return out
+
+
+def _seed_needed(metadata: Any, parent_wrote: bool) -> bool:
+    """Whether a checkpoint's stored value of a channel must be replayed: it was stored whole
+    (`update_state`, a fork), or it is a `DeltaChannel` snapshot that no write before it
+    holds (`durability="exit"` stores a run's writes to a channel that snapshots at its end
+    in the snapshot alone). A snapshot whose writes are stored adds nothing to them."""
+    source = (metadata or {}).get("source") if isinstance(metadata, Mapping) else None
+    return source in SEEDED or not parent_wrote
 
 
 def _sqlite_history(
@@ -211,7 +227,7 @@ def _sqlite_history(
         if not rows:
             return []
         parents = {r[0]: r[1] for r in rows}
-        seeded = {r[0] for r in rows if _source(r[2]) in SEEDED}
+        metadata = {r[0]: _metadata(r[2]) for r in rows}
         head = wanted if wanted in parents else max(parents)
         chain: list[str] = []
         cursor: str | None = head
@@ -220,7 +236,24 @@ def _sqlite_history(
             cursor = parents.get(cursor)
         on_chain = set(chain)
         items: list[tuple[str, str, str, int, str, Any]] = []  # sort key, then the item
-        for cid in seeded & on_chain:
+        cur.execute(
+            "SELECT checkpoint_id, task_path, task_id, idx, type, value FROM writes "
+            "WHERE thread_id = ? AND checkpoint_ns = '' AND channel = ?",
+            (thread, channel),
+        )
+        wrote: set[str] = set()
+        for cid, path, task, idx, kind, value in cur.fetchall():
+            if cid in on_chain and cid != head:  # the head's own writes are not applied yet
+                # a checkpoint's writes build its child: they come after its own seed
+                items.append((cid, path or "", task, idx, "write", (kind, value)))
+                wrote.add(cid)
+        seeded = {
+            cid
+            for cid in on_chain
+            if _may_store(metadata[cid], channel)
+            and _seed_needed(metadata[cid], parents.get(cid) in wrote)
+        }
+        for cid in seeded:
             cur.execute(
                 "SELECT type, checkpoint FROM checkpoints "
                 "WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ?",
@@ -230,15 +263,6 @@ def _sqlite_history(
             values = checkpointer.serde.loads_typed((blob[0], blob[1]))["channel_values"]
             if values.get(channel) is not None:
                 items.append((cid, "", "", -1, "seed", values[channel]))
-        cur.execute(
-            "SELECT checkpoint_id, task_path, task_id, idx, type, value FROM writes "
-            "WHERE thread_id = ? AND checkpoint_ns = '' AND channel = ?",
-            (thread, channel),
-        )
-        for cid, path, task, idx, kind, value in cur.fetchall():
-            if cid in on_chain and cid != head:  # the head's own writes are not applied yet
-                # a checkpoint's writes build its child: they come after its own seed
-                items.append((cid, path or "", task, idx, "write", (kind, value)))
     items.sort(key=lambda i: (i[0], i[1], i[2], i[3]))
     return [
         (kind, checkpointer.serde.loads_typed(value) if kind == "write" else value)
@@ -246,9 +270,20 @@ def _sqlite_history(
     ]
 
 
-def _source(metadata: Any) -> str:
+def _metadata(metadata: Any) -> dict[str, Any]:
     try:
         found = json.loads(metadata) if metadata is not None else {}
     except (TypeError, ValueError):
-        return ""
-    return str(found.get("source", "")) if isinstance(found, dict) else ""
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def _may_store(metadata: dict[str, Any], channel: str) -> bool:
+    """Whether a checkpoint may hold a stored value of `channel` (read from its metadata, so
+    only those checkpoints are loaded): one stored whole, or one where the channel's
+    `DeltaChannel` took a snapshot (its count since the last snapshot starts again: the
+    channel leaves `counters_since_delta_snapshot`)."""
+    if metadata.get("source") in SEEDED:
+        return True
+    counters = metadata.get("counters_since_delta_snapshot")
+    return not isinstance(counters, dict) or channel not in counters
