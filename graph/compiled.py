@@ -10,9 +10,7 @@ through) wrapped:
   a message over `max_input_tokens` is refused with an `InputError` naming the
   problem, and nothing is written to the thread;
 - the run holds the thread's lock (`locking.py`), so concurrent runs on one
-  thread queue instead of overwriting each other;
-- the run reads its window through a clone of the saver that decodes each
-  stored snapshot once per process (`snapshots.py`).
+  thread queue instead of overwriting each other.
 """
 
 from __future__ import annotations
@@ -28,7 +26,7 @@ from langchain_core.messages import BaseMessage, ToolMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.constants import END
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import Command
+from langgraph.types import Command, StateSnapshot
 
 from ..nodes.briefing.redact import redact
 from ..nodes.handover.cost import thread_stats
@@ -45,16 +43,12 @@ from ..state import (
     coerce_context,
     token_counter,
 )
+from ..state.langgraph_internals import recompiled
 from .locking import one_writer, one_writer_async
-from .snapshots import lent_saver, with_snapshot_reuse
 
 RECURSION_LIMIT = 10_000
 """The graph's step limit, at least, whatever a caller's config says: a safety net only, since
 `max_turns` and `max_handovers_per_turn` end every run long before it."""
-
-INTERRUPT_WRITES = "__interrupt__"
-"""The channel LangGraph saves a pending interrupt under (a handover waiting for review)."""
-
 
 SUPERSEDED = {
     "decisions": [{"type": "reject", "message": "a new message came before the review"}],
@@ -97,8 +91,7 @@ class HandoverGraph(CompiledStateGraph):
     ) -> HandoverGraph:
         """This graph, from LangGraph's compiled one (`warmers`: what `warm_up` prepares
         besides the models, such as the built-in agents' tool schemas)."""
-        attrs = {k: v for k, v in compiled.__dict__.items() if k != "__orig_class__"}
-        return cls(handover_models=models, handover_warmers=warmers, **attrs)
+        return recompiled(cls, compiled, handover_models=models, handover_warmers=warmers)
 
     @property
     def agents(self) -> list[str]:
@@ -148,7 +141,7 @@ class HandoverGraph(CompiledStateGraph):
         for name in models.profiles:
             try:
                 model = models.model_for(name, ctx)
-                key = (type(model), repr(getattr(model, "_identifying_params", "")))
+                key = (type(model), repr(model))  # one warm-up per distinct model
                 prepare = getattr(model, "warm_up", None)
                 if key in seen or not callable(prepare):
                     continue
@@ -226,29 +219,25 @@ class HandoverGraph(CompiledStateGraph):
                 )
 
     def _facts(self, payload: Any, config: Any) -> ThreadFacts:
-        if self.checkpointer in (None, True, False) or not _thread_of(config):
+        if not isinstance(self.checkpointer, BaseCheckpointSaver) or not _thread_of(config):
             return ThreadFacts()
-        saved = lent_saver(config, self.checkpointer).get_tuple(config)
-        read = _brings_ids(payload) or _reviewing(saved)
-        return _facts_of(saved, self.get_state(config).values.get("messages") if read else [])
+        return _facts_of(payload, self.get_state(config))
 
     async def _afacts(self, payload: Any, config: Any) -> ThreadFacts:
-        if self.checkpointer in (None, True, False) or not _thread_of(config):
+        if not isinstance(self.checkpointer, BaseCheckpointSaver) or not _thread_of(config):
             return ThreadFacts()
         try:
-            saved = await lent_saver(config, self.checkpointer).aget_tuple(config)
+            state = await self.aget_state(config)
         except NotImplementedError:  # a sync-only saver (SqliteSaver): read it off the loop
             return await asyncio.to_thread(self._facts, payload, config)
-        read = _brings_ids(payload) or _reviewing(saved)
-        state = (await self.aget_state(config)) if read else None
-        return _facts_of(saved, state.values.get("messages") if state else [])
+        return _facts_of(payload, state)
 
     def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Iterator[Any]:  # type: ignore[override]
         """LangGraph's `stream`, its input checked first. A new message while a handover
         waits for review means the person moved on: the handover is not carried out (the
         caller says so) and the new message is answered, in this one run."""
         with one_writer(self.checkpointer, config):
-            config = with_snapshot_reuse(with_safety_net(config), self.checkpointer)
+            config = with_safety_net(config)
             facts = self._facts(input, config)
             checked = self.checked_input(input, kwargs.get("context"), facts)
             reviewed = _in_review(kwargs) if facts.reviewing else kwargs
@@ -261,7 +250,7 @@ class HandoverGraph(CompiledStateGraph):
     async def astream(self, input: Any, config: Any = None, **kwargs: Any) -> AsyncIterator[Any]:  # type: ignore[override]
         """`stream`'s async twin."""
         async with one_writer_async(self.checkpointer, config):
-            config = with_snapshot_reuse(with_safety_net(config), self.checkpointer)
+            config = with_safety_net(config)
             facts = await self._afacts(input, config)
             # the checks read files (token vocabularies, the environment): off the event loop
             checked = await asyncio.to_thread(
@@ -412,18 +401,17 @@ def _in_review(kwargs: dict[str, Any]) -> dict[str, Any]:
     return {**kwargs, "context": context}
 
 
-def _reviewing(saved: Any) -> bool:
-    """Whether the thread's last checkpoint waits on an interrupt (a handover's review)."""
-    return any(
-        write[1] == INTERRUPT_WRITES for write in getattr(saved, "pending_writes", None) or []
-    )
-
-
-def _facts_of(saved: Any, messages: Any) -> ThreadFacts:
+def _facts_of(payload: Any, state: StateSnapshot) -> ThreadFacts:
+    """What the thread's state says a write is checked against: a review waits when the state
+    has a pending interrupt; the messages are read when the write brings ids or a review
+    waits."""
+    reviewing = bool(state.interrupts)
+    read = reviewing or _brings_ids(payload)
+    messages = list(state.values.get("messages") or []) if read else []
     return ThreadFacts(
-        stored_ids=frozenset(m.id for m in messages or [] if getattr(m, "id", None)),
-        reviewing=_reviewing(saved),
-        pending_calls=frozenset(c["id"] for c in pending_tool_calls(list(messages or []))),
+        stored_ids=frozenset(m.id for m in messages if getattr(m, "id", None)),
+        reviewing=reviewing,
+        pending_calls=frozenset(c["id"] for c in pending_tool_calls(messages)),
     )
 
 

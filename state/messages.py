@@ -16,8 +16,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from langchain_core.messages import BaseMessage, convert_to_messages
-from langgraph.graph.message import _messages_delta_reducer
+from langchain_core.messages import BaseMessage, RemoveMessage, convert_to_messages
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 
 def _usable(items: Any) -> list[Any]:
@@ -36,13 +36,45 @@ def _usable(items: Any) -> list[Any]:
 
 
 def merge_messages(state: Any, writes: Sequence[Any]) -> Any:
-    """The conversation channel's batch reducer (for `DeltaChannel`): LangGraph's own,
-    with the unusable items of a stored write left out, item by item, so the result is
-    the same however the writes are batched."""
+    """The conversation channel's batch reducer (for `DeltaChannel`), with the unusable items
+    of a stored write left out, item by item, so the result is the same however the writes
+    are batched."""
     try:
-        return _messages_delta_reducer(state or [], list(writes))
+        return _merged(state or [], list(writes))
     except Exception:  # noqa: BLE001 - see the module docstring
-        return _messages_delta_reducer(_usable(state), [_usable(w) for w in writes])
+        return _merged(_usable(state), [_usable(w) for w in writes])
+
+
+def _merged(state: Any, writes: list[Any]) -> list[BaseMessage]:
+    """`add_messages` for a batch of writes in one linear pass (`DeltaChannel` replays many
+    at once; folding `add_messages` would index the list once per write): a message with a
+    known id replaces it in place, a new one is appended, `RemoveMessage` drops its id (an
+    unknown id is no error: a replay may start after it), `REMOVE_ALL_MESSAGES` drops all
+    before it. Batching-invariant: `_merged(_merged(s, xs), ys) == _merged(s, xs + ys)`."""
+    flat: list[Any] = []
+    for write in writes:
+        flat.extend(write if isinstance(write, list) else [write])
+    typed = bool(state) and isinstance(state[0], BaseMessage)  # the reducer's own output
+    kept: list[BaseMessage | None] = list(state if typed else convert_to_messages(state))
+    items = list(convert_to_messages(flat))
+    for index in range(len(items) - 1, -1, -1):
+        item = items[index]
+        if isinstance(item, RemoveMessage) and item.id == REMOVE_ALL_MESSAGES:
+            kept, items = [], items[index + 1 :]
+            break
+    where = {m.id: i for i, m in enumerate(kept) if m is not None and m.id is not None}
+    for item in items:
+        if item.id is None:
+            kept.append(item)
+        elif isinstance(item, RemoveMessage):
+            if item.id in where:
+                kept[where.pop(item.id)] = None
+        elif item.id in where:
+            kept[where[item.id]] = item
+        else:
+            where[item.id] = len(kept)
+            kept.append(item)
+    return [m for m in kept if m is not None]
 
 
 SPEAKER_LABEL = re.compile(r"\A[^\s*]{1,8} \*\*[a-z0-9][a-z0-9 ]{0,62}\*\*\n\n")

@@ -82,6 +82,7 @@ from ...state import (
     token_counter,
 )
 from ...state.defaults import MAX_MESSAGE_TOKENS, MAX_REPLY_MESSAGES
+from ...state.langgraph_internals import remote_error_of
 from ..tools.names import CONSULT, HANDOVER, RETURN
 from .replies import capped_message, graph_reply, new_call_id, safe_tool_name
 
@@ -591,7 +592,7 @@ def _what_failed(exc: BaseException, timeout: float, url: str | None) -> str:
     if isinstance(exc, httpx.HTTPStatusError):
         return f"the server refused the run: HTTP {exc.response.status_code}: {_one_line(exc)}"
     if isinstance(exc, RemoteException):
-        data = exc.args[0] if exc.args else None
+        data = remote_error_of(exc)
         if isinstance(data, dict):
             return f"the remote run failed: {data.get('error')}: {_one_line(data.get('message'))}"
         return f"the remote run failed: {_one_line(data)}"

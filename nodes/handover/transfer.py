@@ -37,6 +37,7 @@ from langgraph.types import Command
 
 from ...specialists import ORCHESTRATOR_PROFILE, ProfileRegistry, ProfilesSpec, resolve_profiles
 from ...state import HandoverContext
+from ...state.langgraph_internals import command_of
 from ..tools.agent_tools import member_of, read_own_briefing, request_full_history
 from ..tools.names import CONSULT, HANDOVER, RETURN
 from .arguments import model_arguments_schema
@@ -116,8 +117,7 @@ def transfer(runtime: ToolRuntime[Any], name: str) -> Command[Any] | ToolMessage
 
 def transferred_messages(exc: ParentCommand) -> list[BaseMessage] | None:
     """The agent's messages when `exc` is one of our transfers, else None (not ours)."""
-    command = exc.args[0] if exc.args else None
-    update = getattr(command, "update", None)
+    update = getattr(command_of(exc), "update", None)
     if isinstance(update, dict) and TRANSFER_KEY in update:
         return list(update[TRANSFER_KEY])
     return None

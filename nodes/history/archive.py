@@ -27,7 +27,6 @@ falls before an assistant message.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -39,9 +38,15 @@ from langchain_core.messages import (
     convert_to_messages,
 )
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.constants import CONFIG_KEY_CHECKPOINTER  # public, kept for langgraph-api
 
 from ...state.defaults import WINDOW_MESSAGES, WINDOW_SLACK
+from ...state.langgraph_internals import (
+    run_checkpointer,
+    sqlite_channel_value,
+    sqlite_checkpoints,
+    sqlite_decode,
+    sqlite_writes,
+)
 from ...state.messages import merge_messages
 from ...state.schema import append_trail
 
@@ -136,8 +141,7 @@ def _seed_messages(value: Any) -> list[Any]:
 
 def config_checkpointer(config: Mapping[str, Any]) -> BaseCheckpointSaver | None:
     """The checkpointer of the run whose config this is (None without one)."""
-    found = (config.get("configurable") or {}).get(CONFIG_KEY_CHECKPOINTER)
-    return found if isinstance(found, BaseCheckpointSaver) else None
+    return run_checkpointer(config)
 
 
 def _root_config(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -206,76 +210,40 @@ def _seed_needed(metadata: Any, parent_wrote: bool) -> bool:
 def _sqlite_history(
     checkpointer: BaseCheckpointSaver, config: dict[str, Any], channel: str
 ) -> list[tuple[str, Any]] | None:
-    """`SqliteSaver`: three queries (the chain's ids and sources, the seeded checkpoints'
-    values, the chain's writes to `channel`) instead of a `get_tuple` per checkpoint; None
-    for other savers."""
-    try:
-        from langgraph.checkpoint.sqlite import SqliteSaver
-    except ImportError:  # pragma: no cover - the sqlite saver is a dependency
-        return None
-    if not isinstance(checkpointer, SqliteSaver):
-        return None
+    """`SqliteSaver`: its tables read in a few queries (the chain's ids and metadata, the
+    chain's writes to `channel`, the values of the checkpoints that must seed it) instead of
+    a `get_tuple` per checkpoint; None for other savers."""
     thread = str(config["configurable"]["thread_id"])
+    found = sqlite_checkpoints(checkpointer, thread)
+    if found is None:
+        return None
+    if not found:
+        return []
     wanted = config["configurable"].get("checkpoint_id")
-    with checkpointer.cursor(transaction=False) as cur:
-        cur.execute(
-            "SELECT checkpoint_id, parent_checkpoint_id, metadata FROM checkpoints "
-            "WHERE thread_id = ? AND checkpoint_ns = ''",
-            (thread,),
-        )
-        rows = cur.fetchall()
-        if not rows:
-            return []
-        parents = {r[0]: r[1] for r in rows}
-        metadata = {r[0]: _metadata(r[2]) for r in rows}
-        head = wanted if wanted in parents else max(parents)
-        chain: list[str] = []
-        cursor: str | None = head
-        while cursor is not None and cursor not in chain:
-            chain.append(cursor)
-            cursor = parents.get(cursor)
-        on_chain = set(chain)
-        items: list[tuple[str, str, str, int, str, Any]] = []  # sort key, then the item
-        cur.execute(
-            "SELECT checkpoint_id, task_path, task_id, idx, type, value FROM writes "
-            "WHERE thread_id = ? AND checkpoint_ns = '' AND channel = ?",
-            (thread, channel),
-        )
-        wrote: set[str] = set()
-        for cid, path, task, idx, kind, value in cur.fetchall():
-            if cid in on_chain and cid != head:  # the head's own writes are not applied yet
-                # a checkpoint's writes build its child: they come after its own seed
-                items.append((cid, path or "", task, idx, "write", (kind, value)))
-                wrote.add(cid)
-        seeded = {
-            cid
-            for cid in on_chain
-            if _may_store(metadata[cid], channel)
-            and _seed_needed(metadata[cid], parents.get(cid) in wrote)
-        }
-        for cid in seeded:
-            cur.execute(
-                "SELECT type, checkpoint FROM checkpoints "
-                "WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ?",
-                (thread, cid),
-            )
-            blob = cur.fetchone()
-            values = checkpointer.serde.loads_typed((blob[0], blob[1]))["channel_values"]
-            if values.get(channel) is not None:
-                items.append((cid, "", "", -1, "seed", values[channel]))
+    head = wanted if wanted in found else max(found)
+    on_chain: set[str] = set()
+    cursor: str | None = head
+    while cursor is not None and cursor not in on_chain:
+        on_chain.add(cursor)
+        cursor = found[cursor][0] if cursor in found else None
+    items: list[tuple[str, str, str, int, str, Any]] = []  # sort key, then the item
+    wrote: set[str] = set()
+    for cid, path, task, idx, value in sqlite_writes(checkpointer, thread, channel):
+        if cid in on_chain and cid != head:  # the head's own writes are not applied yet
+            # a checkpoint's writes build its child: they come after its own seed
+            items.append((cid, path, task, idx, "write", value))
+            wrote.add(cid)
+    for cid in on_chain:
+        parent, metadata = found[cid]
+        if _may_store(metadata, channel) and _seed_needed(metadata, parent in wrote):
+            value = sqlite_channel_value(checkpointer, thread, cid, channel)
+            if value is not None:
+                items.append((cid, "", "", -1, "seed", value))
     items.sort(key=lambda i: (i[0], i[1], i[2], i[3]))
     return [
-        (kind, checkpointer.serde.loads_typed(value) if kind == "write" else value)
+        (kind, sqlite_decode(checkpointer, value) if kind == "write" else value)
         for *_, kind, value in items
     ]
-
-
-def _metadata(metadata: Any) -> dict[str, Any]:
-    try:
-        found = json.loads(metadata) if metadata is not None else {}
-    except (TypeError, ValueError):
-        return {}
-    return found if isinstance(found, dict) else {}
 
 
 def _may_store(metadata: dict[str, Any], channel: str) -> bool:
