@@ -16,16 +16,13 @@ from langgraph.store.base import BaseStore
 from ..nodes.agents.member import make_agent_node
 from ..nodes.agents.profile_agent import build_profile_agent
 from ..nodes.agents.remote import build_remote_agent
-from ..nodes.handover.consult import (
-    ANSWERS_NODE,
-    CONSULT_NODE,
-    make_answers_node,
-    make_consult_node,
-)
+from ..nodes.handover.consult import ANSWERS_NODE, make_answers_node, make_consult_node
+from ..nodes.handover.consult_message import ConsultTask
 from ..nodes.handover.consultant import CONSULTANT_NODE, make_consultant_node
 from ..nodes.handover.node import make_handover_node
 from ..nodes.handover.transfer import handover_tools
 from ..nodes.models.resolve import ModelChoice
+from ..nodes.tools.async_only import sync_capable
 from ..nodes.tools.names import GRAPH_TOOLS
 from ..nodes.tools.toolsets import TOOL_SETS
 from ..specialists import (
@@ -37,14 +34,9 @@ from ..specialists import (
     resolve_profiles,
 )
 from ..state import ORCHESTRATOR, HandoverContext, HandoverState, InputState, OutputState
+from ..state.schema import CONSULT_NODE, HANDOVER_NODE
 from .compiled import RECURSION_LIMIT, HandoverGraph
-from .routing import (
-    HANDOVER_NODE,
-    make_route_after_handover,
-    make_route_by_active_agent,
-    route_after_orchestrator,
-    route_after_specialist,
-)
+from .routing import make_route_by_active_agent
 
 ToolsSpec = Mapping[str, Sequence[BaseTool]] | None
 AgentsSpec = Mapping[str, Pregel] | None
@@ -129,10 +121,18 @@ def build_graph(
             make_agent_node(
                 name=node, profile=registry[name], agent=agent, models=models, label=label_replies
             ),
+            # where its node may go next (`Command(goto=...)`), for Studio's drawing
+            destinations=(HANDOVER_NODE, CONSULT_NODE, END)
+            if node == ORCHESTRATOR
+            else (HANDOVER_NODE, ORCHESTRATOR, END),
         )
 
     add_agent(ORCHESTRATOR_PROFILE)
-    builder.add_node(HANDOVER_NODE, make_handover_node(registry, models.counter_for))
+    builder.add_node(
+        HANDOVER_NODE,
+        make_handover_node(registry, models.counter_for),
+        destinations=(ORCHESTRATOR, *registry.specialists, END),
+    )
     for name in registry.specialists:
         add_agent(name)
 
@@ -142,22 +142,16 @@ def build_graph(
         make_consult_node(profiles=registry, counter_for=models.counter_for),
         destinations=(CONSULTANT_NODE, ORCHESTRATOR, END),
     )
-    builder.add_node(CONSULTANT_NODE, make_consultant_node(agents=consultants, models=models))
+    builder.add_node(
+        CONSULTANT_NODE,
+        make_consultant_node(agents=consultants, models=models),
+        input_schema=ConsultTask,
+    )
     builder.add_node(ANSWERS_NODE, make_answers_node())
     builder.add_edge(CONSULTANT_NODE, ANSWERS_NODE)
     builder.add_edge(ANSWERS_NODE, ORCHESTRATOR)
     route_by_active_agent = make_route_by_active_agent(members)
     builder.add_conditional_edges(START, route_by_active_agent, members)
-    builder.add_conditional_edges(
-        ORCHESTRATOR, route_after_orchestrator, [HANDOVER_NODE, CONSULT_NODE, END]
-    )
-    builder.add_conditional_edges(
-        HANDOVER_NODE, make_route_after_handover(members), [*members, END]
-    )
-    for name in registry.specialists:
-        builder.add_conditional_edges(
-            name, route_after_specialist, [HANDOVER_NODE, ORCHESTRATOR, END]
-        )
     compiled = builder.compile(checkpointer=checkpointer, store=store, name="orchestrator")
     return HandoverGraph.wrap(compiled, models, warmers).with_config(
         recursion_limit=RECURSION_LIMIT
@@ -262,7 +256,7 @@ def agent_tools(
                 "by the graph; rename yours"
             )
         seen.add(item.name)
-        found.append(item)
+        found.append(sync_capable(item))  # an async-only tool works under invoke too
     return found
 
 

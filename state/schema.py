@@ -20,6 +20,10 @@ from .messages import merge_messages
 
 ORCHESTRATOR = "orchestrator"
 """Node name and `active_agent` value of the orchestrator (profile a0_software_orchestrator)."""
+HANDOVER_NODE = "handover"
+"""The node that carries out (or refuses) a handover or a return."""
+CONSULT_NODE = "consult"
+"""The node that checks a consult and sends one task per entry."""
 
 ReturnCondition = Literal["user_request", "task_complete", "after_reply"]
 RETURN_CONDITIONS: dict[str, str] = {
@@ -27,6 +31,20 @@ RETURN_CONDITIONS: dict[str, str] = {
     "task_complete": "the specialist works until done, then hands back in the same run",
     "after_reply": "the specialist answers once; the next user turn goes to the orchestrator",
 }
+
+AfterReply = Literal["keep", "hand_back", "hand_back_and_answer"]
+
+
+def after_reply(condition: Any, *, failed: bool = False) -> AfterReply:
+    """What a specialist's plain reply (no transfer) does, by the return condition of its
+    handover chain: the one place this rule lives. `user_request` (or none) keeps the
+    conversation with the specialist; `after_reply` hands it back, and the next user turn
+    goes to the orchestrator; `task_complete` hands it back and the orchestrator answers in
+    the same run. A remote specialist whose run `failed` hands back and the orchestrator
+    answers, whatever the condition."""
+    if failed or condition == "task_complete":
+        return "hand_back_and_answer"
+    return "hand_back" if condition == "after_reply" else "keep"
 
 
 SNAPSHOT_EVERY = 20

@@ -6,7 +6,7 @@ run's parent checkpoint, except for a channel that takes a snapshot at that
 point: then the snapshot alone holds what the run wrote. A reader of the
 archive that replays writes only loses those runs (before, over 72 turns the
 transcript returned user turns out of order and the trail repeated records).
-Over a long thread with handovers, returns and consults, past the message
+Over a long thread (72 turns) with handovers, returns and consults, past the message
 window, each mode must give every user turn once and in order, every trail
 record once, and one briefing entry per handover or consult entry.
 """
@@ -27,7 +27,7 @@ from tests.support.models import check_tool_history
 from tests.test_consults import ASK
 
 SPECIALISTS = ["solution_architect", "test_debug_engineer", "frontend_designer"]
-ROUNDS = 20  # four turns a round: 80 turns, about 330 messages (the window keeps 200-250)
+ROUNDS = 18  # four turns a round: 72 turns, about 300 messages (the window keeps 200-250)
 
 
 def turns() -> list[str]:
@@ -52,6 +52,7 @@ def play(saver, mode: str, root: Path) -> tuple[list[str], list[dict], int, tupl
     check_tool_history(transcript)
     users = [str(m.content) for m in transcript if m.type == "human"]
     window = len(graph.get_state(config).values["messages"])
+    assert len(transcript) > WINDOW_MESSAGES + WINDOW_SLACK > window  # past the window
     texts = [p.read_text(encoding="utf-8") for p in (root / ".a0proj" / "handover").glob("*.md")]
     entries = sum(t.count("<!-- handover-id:") for t in texts)
     outcomes = sum(t.count("\n## Outcome ") for t in texts)

@@ -243,7 +243,7 @@ def histories(draw):  # type: ignore[no-untyped-def]
     return messages
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(histories(), st.integers(300, 9000), st.integers(0, 250))
 def test_fit_messages_keeps_exactly_what_the_quadratic_version_kept(messages, budget, fixed):
     try:

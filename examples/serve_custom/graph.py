@@ -23,8 +23,10 @@ HERE = Path(__file__).resolve().parent
 
 
 @tool
-def summarize_csv(path: str, runtime: ToolRuntime[HandoverContext]) -> str:
+async def summarize_csv(path: str, runtime: ToolRuntime[HandoverContext]) -> str:
     """Summarise a CSV file under the project root: rows, columns and each numeric column's mean."""
+    # async-only, as every MCP tool is: awaited under ainvoke and `langgraph dev`, run on a
+    # loop of its own under invoke
     root = Path(runtime.context.project_root).resolve()
     target = (root / path).resolve()
     if not target.is_relative_to(root) or not target.is_file():

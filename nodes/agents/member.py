@@ -22,23 +22,31 @@ has `messages`):
    thread. A transfer tool (`handover_to_specialist`, `return_to_orchestrator`)
    ends the agent's run with its `Command` to this node; the call is left for
    the handover node to answer.
-4. **Who holds the conversation next.** A transfer goes to the handover node.
-   After a specialist's plain reply its return condition decides, for agents
-   that know none of our tools too: `after_reply` and `task_complete` hand back
-   to the orchestrator, `user_request` keeps the conversation. A remote
-   specialist whose run failed (`remote.py`) hands back whatever its condition.
+   The node runs natively both ways (`both_ways`): under `invoke` the agent's
+   `invoke`, under `ainvoke` (and on `langgraph dev`) its `ainvoke`, so its
+   model's and tools' async paths are used, async-only tools included.
+4. **The next hop, decided here** (`Command(goto=...)`). A transfer goes to the
+   handover node, the orchestrator's consult to the consult node, its reply to
+   the end. After a specialist's plain reply its return condition decides
+   (`after_reply` in `state/schema.py`), for agents that know none of our tools
+   too: `user_request` keeps the conversation (the end), `after_reply` hands back
+   (the end; the next user turn goes to the orchestrator), `task_complete` hands
+   back to the orchestrator, which answers now. A remote specialist whose run
+   failed (`remote.py`) hands back and the orchestrator answers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Generator, Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
-from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langgraph.errors import ParentCommand
+from langgraph.graph import END
 from langgraph.pregel import Pregel
-from langgraph.runtime import Runtime
+from langgraph.runtime import Runtime, get_runtime
+from langgraph.types import Command
 
 from ...specialists import Profile
 from ...state import (
@@ -56,11 +64,12 @@ from ...state.defaults import (
     ORCHESTRATOR_SUMMARY_LOOKBACK,
     ORCHESTRATOR_SUMMARY_WORDS,
 )
+from ...state.schema import CONSULT_NODE, HANDOVER_NODE, after_reply
 from ..briefing.outcomes import reply_summary, write_outcome
 from ..handover.cost import hold_usage
 from ..handover.package import HANDOVER_SENDER, package_message
 from ..handover.trail import describe_trail, return_hop, return_update
-from ..handover.transfer import TRANSFERS, transferred_messages
+from ..handover.transfer import chosen_transfer, transferred_messages
 from ..history.archive import archive_removals, config_checkpointer, stored_transcript
 from ..history.budget import fit_messages
 from ..history.conversation import messages_since, own_view, pending_tool_calls, window_of_turns
@@ -69,6 +78,7 @@ from ..ledger.entries import outcome_entries, user_entries
 from ..ledger.memory import ledger_appendix
 from ..ledger.recall import recall_cards
 from ..models.resolve import ModelChoice
+from ..tools.names import CONSULT
 from .remote import REMOTE_FAILED
 from .replies import MAX_TURNS_REACHED, stop_message, stored_replies, used_call_ids
 
@@ -112,16 +122,92 @@ def view_of(name: str, state: HandoverState) -> list[BaseMessage]:
     return [*opening, *([notes] if notes else []), *own_view(window, name)]
 
 
+AgentRun = tuple[Pregel, list[BaseMessage], int, RunnableConfig]
+"""What a node asks to run: the agent, its view, its model calls so far, its config."""
+NodeSteps = Generator[AgentRun, list[BaseMessage], dict[str, Any] | Command]  # type: ignore[type-arg]
+"""A node's body: it yields the agent run it needs, is sent what the agent added (or has the
+run's exception thrown in), and returns its update."""
+
+
 def run_member(agent: Pregel, view: list[BaseMessage], calls: int, config: RunnableConfig) -> list:  # type: ignore[type-arg]
     """Run the agent from its view; what it has at the end (or at its transfer)."""
     try:
         out = agent.invoke({"messages": view, "model_calls": calls}, config)
     except ParentCommand as exc:
-        transferred = transferred_messages(exc)
-        if transferred is None:
-            raise  # a command of the agent's own, not a transfer
-        return transferred
+        return _transferred(exc)
     return list(out.get("messages") or []) if isinstance(out, dict) else []
+
+
+async def arun_member(
+    agent: Pregel, view: list[BaseMessage], calls: int, config: RunnableConfig
+) -> list:  # type: ignore[type-arg]
+    """`run_member` under `ainvoke`: the agent's async path (its model's, its tools')."""
+    try:
+        out = await agent.ainvoke({"messages": view, "model_calls": calls}, config)
+    except ParentCommand as exc:
+        return _transferred(exc)
+    return list(out.get("messages") or []) if isinstance(out, dict) else []
+
+
+def _transferred(exc: ParentCommand) -> list[BaseMessage]:
+    transferred = transferred_messages(exc)
+    if transferred is None:
+        raise exc  # a command of the agent's own, not a transfer
+    return transferred
+
+
+class AgentNode(RunnableLambda):  # type: ignore[type-arg]
+    """A node with a sync and an async function; `deps` names its agent (if it has one), so
+    LangGraph takes the agent for the node's subgraph (Studio's xray drawing shows its model
+    and tool loop)."""
+
+    def __init__(self, func: Any, afunc: Any, name: str, agent: Pregel | None) -> None:
+        super().__init__(func, afunc=afunc, name=name)
+        self.agent = agent
+
+    @property
+    def deps(self) -> list[Any]:
+        return [self.agent] if self.agent is not None else []
+
+
+def both_ways(
+    name: str,
+    steps: Callable[[Any, Runtime[HandoverContext], RunnableConfig], NodeSteps],
+    agent: Pregel | None = None,
+) -> AgentNode:
+    """A node that runs `steps` natively under `invoke` (the agent's `invoke`) and under
+    `ainvoke` (its `ainvoke`): the same body, only the agent's run differs. An exception of
+    the run is thrown into the body where it asked for it. `agent`: the node's one agent."""
+
+    def node(state: Any, config: RunnableConfig) -> Any:
+        body = steps(state, get_runtime(), config)
+        try:
+            asked = next(body)
+            while True:
+                try:
+                    added = run_member(*asked)
+                except Exception as exc:  # noqa: BLE001 - the body decides what it means
+                    asked = body.throw(exc)
+                else:
+                    asked = body.send(added)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
+
+    async def anode(state: Any, config: RunnableConfig) -> Any:
+        body = steps(state, get_runtime(), config)
+        try:
+            asked = next(body)
+            while True:
+                try:
+                    added = await arun_member(*asked)
+                except Exception as exc:  # noqa: BLE001 - the body decides what it means
+                    asked = body.throw(exc)
+                else:
+                    asked = body.send(added)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
+
+    return AgentNode(node, anode, name, agent)
 
 
 def member_config(config: RunnableConfig, *, member: MemberRun, marker: str) -> RunnableConfig:
@@ -153,9 +239,9 @@ def make_agent_node(  # type: ignore[no-untyped-def]
     `label`, its stored replies open with its speaker label (for chat UIs)."""
     orchestrator = name == ORCHESTRATOR
 
-    def node(
+    def steps(
         state: HandoverState, runtime: Runtime[HandoverContext], config: RunnableConfig
-    ) -> dict[str, Any]:
+    ) -> NodeSteps:
         ctx = coerce_context(runtime.context)  # a context that cannot work fails here, by name
         state = usable(state)
         messages = state.get("messages", [])
@@ -186,7 +272,8 @@ def make_agent_node(  # type: ignore[no-untyped-def]
             result: list[BaseMessage] = [stop_message(name, profile, calls, ctx.max_turns)]
         else:
             run_config = member_config(config, member=member, marker=profile.marker)
-            result = [m for m in run_member(agent, view, calls, run_config) if m.id not in seen]
+            ran = yield agent, view, calls, run_config
+            result = [m for m in ran if m.id not in seen]
         added = stored_replies(
             result,
             agent=name,
@@ -218,21 +305,27 @@ def make_agent_node(  # type: ignore[no-untyped-def]
                 update["recall"] = cards
         if new_user_turn:
             update["turn_trail"] = []  # a new user turn: its handovers are counted afresh
+        pending = pending_tool_calls([*messages, *added])
         if orchestrator:
-            return {**update, "active_agent": ORCHESTRATOR, "handover_depth": 0}
+            update.update({"active_agent": ORCHESTRATOR, "handover_depth": 0})
+            if not pending:
+                return Command(update=update, goto=END)  # its reply ends the run
+            chosen = chosen_transfer(pending)
+            consult = chosen is not None and chosen.get("name") == CONSULT
+            return Command(update=update, goto=CONSULT_NODE if consult else HANDOVER_NODE)
         usage = None
         if handover.get("handover_id"):  # the hold's model calls and tokens so far
             usage = hold_usage(state.get("hold_usage"), str(handover["handover_id"]), added)
             update["hold_usage"] = usage
         last = next((m for m in reversed(added) if isinstance(m, AIMessage)), None)
-        transferring = any(c["name"] in TRANSFERS for c in pending_tool_calls(added))
+        if pending:  # a transfer: the handover node carries it out (or refuses it)
+            return Command(update=update, goto=HANDOVER_NODE)
         stopped = last is not None and bool(last.response_metadata.get(MAX_TURNS_REACHED))
         condition = handover.get("root_return_condition") or handover.get("return_condition")
         failed = last is not None and bool(last.response_metadata.get(REMOTE_FAILED))
-        if not failed and (
-            transferring or stopped or condition not in ("task_complete", "after_reply")
-        ):
-            return update  # the handover node takes the transfer; user_request keeps it here
+        then = after_reply(condition, failed=failed)
+        if then == "keep" or (stopped and not failed):
+            return Command(update=update, goto=END)  # it keeps the conversation
         trail = [] if new_user_turn else list(state.get("turn_trail") or [])
         reason = message_text(last) if failed and last is not None else f"{condition}: replied"
         if not failed:  # a remote run that failed did nothing to remember
@@ -256,7 +349,6 @@ def make_agent_node(  # type: ignore[no-untyped-def]
                 update["ledger"] = [*heard, *settled]
         update.update(return_update(name, handover, reason, usage))
         update["turn_trail"] = [*trail, return_hop(name)]
-        return update
+        return Command(update=update, goto=ORCHESTRATOR if then == "hand_back_and_answer" else END)
 
-    node.__name__ = name
-    return node
+    return both_ways(name, steps, agent)

@@ -20,14 +20,20 @@ task, as `create_agent` makes them; these wrap them without adding nodes:
   the reply is made safe to store (`replies.py`) and named; calls that cannot
   run are answered with an `ERROR:`, and the model tries again.
 - `ToolErrors`: an unknown tool or a tool that raises is an `ERROR:` result.
+
+Each has a sync hook and an async one (`wrap_model_call` / `awrap_model_call`,
+`wrap_tool_call` / `awrap_tool_call`) around the same steps, so an agent runs
+natively under `invoke` and under `ainvoke` (its model's `ainvoke`, async-only
+tools such as MCP's awaited on the run's own loop).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from langchain.agents.middleware import (
@@ -66,6 +72,7 @@ from .replies import (
 
 ModelFor = Callable[[HandoverContext], BaseChatModel]
 Handler = Callable[[ModelRequest], ModelResponse]
+AsyncHandler = Callable[[ModelRequest], Awaitable[ModelResponse]]
 
 
 def _context(request: ModelRequest) -> HandoverContext:
@@ -79,8 +86,14 @@ class RunModel(AgentMiddleware):
         super().__init__()
         self.model_for = model_for
 
+    def _chosen(self, request: ModelRequest) -> ModelRequest:
+        return request.override(model=self.model_for(_context(request)))
+
     def wrap_model_call(self, request: ModelRequest, handler: Handler) -> Any:
-        return handler(request.override(model=self.model_for(_context(request))))
+        return handler(self._chosen(request))
+
+    async def awrap_model_call(self, request: ModelRequest, handler: AsyncHandler) -> Any:
+        return await handler(self._chosen(request))
 
 
 class TurnLimit(AgentMiddleware):
@@ -92,15 +105,26 @@ class TurnLimit(AgentMiddleware):
         super().__init__()
         self.agent, self.profile = agent, profile
 
-    def wrap_model_call(self, request: ModelRequest, handler: Handler) -> Any:
+    def _stop(self, request: ModelRequest) -> ModelResponse | None:
+        """The message that stands for the call once the limit is reached, else None."""
         calls = int(request.state.get("model_calls") or 0)  # type: ignore[call-overload]
         limit = _context(request).max_turns
-        if calls >= limit:
-            return ModelResponse(result=[stop_message(self.agent, self.profile, calls, limit)])
-        response = handler(request)
+        if calls < limit:
+            return None
+        return ModelResponse(result=[stop_message(self.agent, self.profile, calls, limit)])
+
+    @staticmethod
+    def _counted(request: ModelRequest, response: ModelResponse) -> ExtendedModelResponse:
+        calls = int(request.state.get("model_calls") or 0)  # type: ignore[call-overload]
         return ExtendedModelResponse(
             model_response=response, command=Command(update={"model_calls": calls + 1})
         )
+
+    def wrap_model_call(self, request: ModelRequest, handler: Handler) -> Any:
+        return self._stop(request) or self._counted(request, handler(request))
+
+    async def awrap_model_call(self, request: ModelRequest, handler: AsyncHandler) -> Any:
+        return self._stop(request) or self._counted(request, await handler(request))
 
 
 class RequestBudget(AgentMiddleware):
@@ -125,7 +149,7 @@ class RequestBudget(AgentMiddleware):
             )
         return self._schemas[key]
 
-    def wrap_model_call(self, request: ModelRequest, handler: Handler) -> Any:
+    def _fitted(self, request: ModelRequest) -> ModelRequest:
         ctx = _context(request)
         member = current_member()
         counter = member.counter if member and member.counter else token_counter(ctx.model)
@@ -136,7 +160,13 @@ class RequestBudget(AgentMiddleware):
         messages = fit_messages(
             request.messages, budget=ctx.max_input_tokens, counter=counter, fixed=fixed
         )
-        return handler(request.override(messages=messages))  # type: ignore[arg-type]
+        return request.override(messages=messages)  # type: ignore[arg-type]
+
+    def wrap_model_call(self, request: ModelRequest, handler: Handler) -> Any:
+        return handler(self._fitted(request))
+
+    async def awrap_model_call(self, request: ModelRequest, handler: AsyncHandler) -> Any:
+        return await handler(self._fitted(request))
 
 
 def backoff(attempt: int) -> float:
@@ -155,6 +185,15 @@ class ModelRetries(AgentMiddleware):
         super().__init__()
         self.agent = agent
 
+    def _wait(self, request: ModelRequest, exc: Exception, attempt: int) -> float:
+        """Seconds to wait before attempt `attempt + 1`; raises when none is left."""
+        attempts = _context(request).model_attempts if retry.is_transient(exc) else 1
+        if attempt >= attempts:
+            raise retry.model_unavailable(
+                agent=self.agent, model=request.model, exc=exc, attempts=attempt
+            ) from exc
+        return backoff(attempt)
+
     def wrap_model_call(self, request: ModelRequest, handler: Handler) -> Any:
         attempt = 1
         while True:
@@ -163,12 +202,18 @@ class ModelRetries(AgentMiddleware):
             except GraphBubbleUp:
                 raise
             except Exception as exc:  # retried when transient; else a clear error
-                attempts = _context(request).model_attempts if retry.is_transient(exc) else 1
-                if attempt >= attempts:
-                    raise retry.model_unavailable(
-                        agent=self.agent, model=request.model, exc=exc, attempts=attempt
-                    ) from exc
-                time.sleep(backoff(attempt))
+                time.sleep(self._wait(request, exc, attempt))
+                attempt += 1
+
+    async def awrap_model_call(self, request: ModelRequest, handler: AsyncHandler) -> Any:
+        attempt = 1
+        while True:
+            try:
+                return await handler(request)
+            except GraphBubbleUp:
+                raise
+            except Exception as exc:  # retried when transient; else a clear error
+                await asyncio.sleep(self._wait(request, exc, attempt))
                 attempt += 1
 
 
@@ -179,15 +224,36 @@ class SafeReplies(AgentMiddleware):
         super().__init__()
         self.agent, self.profile = agent, profile
 
+    @staticmethod
+    def _valid(request: ModelRequest) -> ModelRequest:
+        return request.override(messages=valid_tool_history(request.messages))  # type: ignore[arg-type]
+
+    @staticmethod
+    def _streaming(request: ModelRequest, exc: ValidationError) -> ModelRequest:
+        """The request once more, streaming: such calls then arrive as invalid tool calls
+        instead of failing the parse (any other validation error is raised)."""
+        if not is_unreadable_tool_call(exc):
+            raise exc
+        return request.override(model=streaming_copy(request.model))
+
     def wrap_model_call(self, request: ModelRequest, handler: Handler) -> Any:
-        request = request.override(messages=valid_tool_history(request.messages))  # type: ignore[arg-type]
+        request = self._valid(request)
         try:
             response = handler(request)
         except ValidationError as exc:
-            if not is_unreadable_tool_call(exc):
-                raise
-            # streamed, such calls arrive as invalid tool calls instead of failing the parse
-            response = handler(request.override(model=streaming_copy(request.model)))
+            response = handler(self._streaming(request, exc))
+        return self._safe(request, response)
+
+    async def awrap_model_call(self, request: ModelRequest, handler: AsyncHandler) -> Any:
+        request = self._valid(request)
+        try:
+            response = await handler(request)
+        except ValidationError as exc:
+            response = await handler(self._streaming(request, exc))
+        return self._safe(request, response)
+
+    def _safe(self, request: ModelRequest, response: ModelResponse) -> Any:
+        """The reply safe to store, named, and its unusable calls answered."""
         reply = next((m for m in response.result if isinstance(m, AIMessage)), None)
         if reply is None:
             return response
@@ -219,17 +285,42 @@ class ToolErrors(AgentMiddleware):
         super().__init__()
         self.available = ", ".join(sorted(tool_names))
 
-    def wrap_tool_call(self, request: ToolCallRequest, handler: Callable[[Any], Any]) -> Any:
+    def _unknown(self, request: ToolCallRequest) -> ToolMessage | None:
         call = request.tool_call
-        name = call["name"]
-        if request.tool is None:
-            return _error(call, f"ERROR: unknown tool '{name}'. Available tools: {self.available}")
+        if request.tool is not None:
+            return None
+        return _error(
+            call, f"ERROR: unknown tool '{call['name']}'. Available tools: {self.available}"
+        )
+
+    @staticmethod
+    def _failed(request: ToolCallRequest, exc: Exception) -> ToolMessage:
+        name = request.tool_call["name"]
+        return _error(request.tool_call, f"ERROR: {name} failed: {type(exc).__name__}: {exc}")
+
+    def wrap_tool_call(self, request: ToolCallRequest, handler: Callable[[Any], Any]) -> Any:
+        unknown = self._unknown(request)
+        if unknown is not None:
+            return unknown
         try:
             return handler(request)
         except GraphBubbleUp:  # interrupts and transfers pass through
             raise
         except Exception as exc:  # a tool failure is a result the agent can act on
-            return _error(call, f"ERROR: {name} failed: {type(exc).__name__}: {exc}")
+            return self._failed(request, exc)
+
+    async def awrap_tool_call(
+        self, request: ToolCallRequest, handler: Callable[[Any], Awaitable[Any]]
+    ) -> Any:
+        unknown = self._unknown(request)
+        if unknown is not None:
+            return unknown
+        try:
+            return await handler(request)
+        except GraphBubbleUp:  # interrupts and transfers pass through
+            raise
+        except Exception as exc:  # a tool failure is a result the agent can act on
+            return self._failed(request, exc)
 
 
 def _error(call: Any, content: str) -> ToolMessage:

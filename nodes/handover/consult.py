@@ -62,7 +62,6 @@ from .tool import HandoverOutcome, PreparedHandover, commit_handover, prepare_ha
 from .trail import ledger_figures, trail_record
 from .transfer import TRANSFERS, chosen_transfer, transfer_refusal
 
-CONSULT_NODE = "consult"
 ANSWERS_NODE = "consult_answers"
 
 CounterFor = Callable[[str, HandoverContext], TokenCounter]

@@ -20,7 +20,7 @@ killed: a resumed run asks only the unfinished ones.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Literal
 
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.runnables import RunnableConfig
@@ -37,7 +37,7 @@ from ...state import (
     coerce_context,
     message_text,
 )
-from ..agents.member import member_config, run_member
+from ..agents.member import NodeSteps, both_ways, member_config
 from ..agents.remote import REMOTE_FAILED
 from ..briefing.redact import redact
 from ..history.archive import config_checkpointer, stored_transcript
@@ -94,7 +94,7 @@ def make_consultant_node(  # type: ignore[no-untyped-def]
 
     def consultant(
         task: ConsultTask, runtime: Runtime[HandoverContext], config: RunnableConfig
-    ) -> dict[str, Any]:
+    ) -> NodeSteps:
         """Run one specialist once on its package and question; write its capped answer."""
         ctx = coerce_context(runtime.context)
         data = task["consult_task"]
@@ -120,13 +120,8 @@ def make_consultant_node(  # type: ignore[no-untyped-def]
         )
         status: Literal["answered", "error"] = "answered"
         try:
-            added = [
-                m
-                for m in run_member(
-                    agent, view, 0, member_config(config, member=member, marker=profile.marker)
-                )
-                if m.id not in seen
-            ]
+            ran = yield agent, view, 0, member_config(config, member=member, marker=profile.marker)
+            added = [m for m in ran if m.id not in seen]
             text = answer_of(added, agent=name)
             last = next((m for m in reversed(added) if isinstance(m, AIMessage)), None)
             if last is not None and last.response_metadata.get(REMOTE_FAILED):
@@ -149,4 +144,4 @@ def make_consultant_node(  # type: ignore[no-untyped-def]
         }
         return {"consult": answer}
 
-    return consultant
+    return both_ways(CONSULTANT_NODE, consultant)

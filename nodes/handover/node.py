@@ -18,9 +18,11 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
-from langchain_core.messages import BaseMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langgraph.config import get_stream_writer
+from langgraph.graph import END
 from langgraph.runtime import Runtime
+from langgraph.types import Command
 
 from ...specialists import ORCHESTRATOR_PROFILE, ProfileRegistry
 from ...state import (
@@ -127,8 +129,11 @@ def check_handover(
 def make_handover_node(profiles: ProfileRegistry, counter_for: CounterFor):  # type: ignore[no-untyped-def]
     """The `handover` node of one build: its allow-list, and the target's token counter."""
 
-    def handover(state: HandoverState, runtime: Runtime[HandoverContext]) -> dict[str, Any]:
-        """Carry out (or refuse) the calling agent's handover."""
+    known = frozenset([ORCHESTRATOR, *profiles.specialists])
+
+    def handover(state: HandoverState, runtime: Runtime[HandoverContext]) -> Command:  # type: ignore[type-arg]
+        """Carry out (or refuse) the calling agent's handover; then go to whoever holds the
+        conversation, or end the run when this node ended the turn."""
         update = run_handover(
             state, coerce_context(runtime.context), profiles, counter_for, runtime.store
         )
@@ -138,7 +143,12 @@ def make_handover_node(profiles: ProfileRegistry, counter_for: CounterFor):  # t
         for record in update.get("handovers") or []:
             if record["kind"] == "handover":
                 get_stream_writer()(cost_event(record))  # one per handover (stream_mode="custom")
-        return update
+        added = update.get("messages") or []
+        last = added[-1] if added else None
+        flags = last.response_metadata if isinstance(last, AIMessage) else {}
+        if flags.get(LOOP_STOPPED) or flags.get(TURN_ENDED):  # its answer ends the turn
+            return Command(update=update, goto=END)
+        return Command(update=update, goto=holder({**state, **update}, known))
 
     return handover
 
@@ -414,6 +424,18 @@ def _return_to_orchestrator(
 SHARED_ENTRY = "__briefing_for_the_store__"
 """Not a state key: the entry the node also puts into the store, if the graph has one."""
 
+
+def holder(state: Any, known: frozenset[str]) -> str:
+    """The node of whoever holds the conversation (`active_agent`): the orchestrator when
+    none is known, or when a specialist lacks its package (it could not work: start over)."""
+    state = usable(state)
+    agent = state.get("active_agent") or ORCHESTRATOR
+    handover: dict[str, Any] = dict(state.get("handover") or {})
+    if agent != ORCHESTRATOR and not handover.get("rendered"):
+        return ORCHESTRATOR
+    return agent if agent in known else ORCHESTRATOR
+
+
 LOOP_STOPPED = "handover_loop_stopped"
 """Metadata flag of the answer that ends a turn whose handovers were looping."""
 TURN_ENDED = "handover_turn_ended"
@@ -437,7 +459,7 @@ def _stop_the_loop(
             trail_record(
                 "refused",
                 from_agent=caller,
-                to_agent=str(call.get("args", {}).get("specialist_profile")),
+                to_agent=str(call.get("args", {}).get("specialist_profile") or ""),
                 reason=str(call.get("args", {}).get("handover_reason") or ""),
                 topic=str(call.get("args", {}).get("topic") or ""),
                 error=refusal,
