@@ -219,18 +219,24 @@ class HandoverGraph(CompiledStateGraph):
                 )
 
     def _facts(self, payload: Any, config: Any) -> ThreadFacts:
-        if not isinstance(self.checkpointer, BaseCheckpointSaver) or not _thread_of(config):
+        saver = self.checkpointer
+        if not isinstance(saver, BaseCheckpointSaver) or not _thread_of(config):
+            return ThreadFacts()
+        if not _brings_ids(payload) and not _may_wait(saver.get_tuple(config)):
             return ThreadFacts()
         return _facts_of(payload, self.get_state(config))
 
     async def _afacts(self, payload: Any, config: Any) -> ThreadFacts:
-        if not isinstance(self.checkpointer, BaseCheckpointSaver) or not _thread_of(config):
+        saver = self.checkpointer
+        if not isinstance(saver, BaseCheckpointSaver) or not _thread_of(config):
             return ThreadFacts()
         try:
-            state = await self.aget_state(config)
+            saved = await saver.aget_tuple(config)
         except NotImplementedError:  # a sync-only saver (SqliteSaver): read it off the loop
             return await asyncio.to_thread(self._facts, payload, config)
-        return _facts_of(payload, state)
+        if not _brings_ids(payload) and not _may_wait(saved):
+            return ThreadFacts()
+        return _facts_of(payload, await self.aget_state(config))
 
     def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Iterator[Any]:  # type: ignore[override]
         """LangGraph's `stream`, its input checked first. A new message while a handover
@@ -399,6 +405,12 @@ def _in_review(kwargs: dict[str, Any]) -> dict[str, Any]:
     elif context is None:
         context = {"review_handovers": True}
     return {**kwargs, "context": context}
+
+
+def _may_wait(saved: Any) -> bool:
+    """Whether the thread's last checkpoint may wait on an interrupt: only one with pending
+    writes can (a finished run leaves none), so `get_state` is read only then."""
+    return saved is not None and bool(saved.pending_writes)
 
 
 def _facts_of(payload: Any, state: StateSnapshot) -> ThreadFacts:
