@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import difflib
 import os
-import stat
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import replace
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
-from .profile import Profile, ProfileFileError, parse_profile
+from .profile import (
+    Profile,
+    ProfileFileError,
+    read_profile_file,
+)
 
 ORCHESTRATOR_PROFILE = "a0_software_orchestrator"
 """The profile the orchestrator node runs as; every other profile gets a node of its own."""
@@ -97,113 +99,6 @@ class ProfileRegistry(Mapping[str, Profile]):
             f"ERROR: unknown specialist profile '{name}'.{suggestion} "
             f"Known profiles: {', '.join(self._profiles)}"
         )
-
-
-MAX_PROFILE_BYTES = 1024 * 1024
-"""Largest profile file read (1 MiB); the built-ins are a few KB."""
-
-MAX_EXAMPLES_BYTES = 4 * 1024 * 1024
-"""Largest `<name>.examples.txt` read (4 MiB); the built-ins are under 30 KB."""
-
-EXAMPLES_SUFFIX = ".examples.txt"
-
-_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
-_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-_KINDS = (
-    (stat.S_ISDIR, "a folder"),
-    (stat.S_ISFIFO, "a FIFO (named pipe)"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
-)
-
-
-def _not_regular(mode: int, source: str) -> ProfileFileError:
-    kind = next((name for test, name in _KINDS if test(mode)), "a special file")
-    return ProfileFileError(
-        f"{source}: is {kind}, not a regular file; profile and examples files must be plain "
-        "text files, so replace it with one (or remove it)"
-    )
-
-
-def _too_big(source: str, what: str, limit: int, size: str) -> ProfileFileError:
-    return ProfileFileError(
-        f"{source}: is {size}, over the {limit / (1024 * 1024):g} MiB ({limit:,}-byte) limit "
-        f"for {what}; trim it below the limit"
-    )
-
-
-def _read_text_file(path: Path, *, limit: int, source: str, what: str) -> str:
-    """The UTF-8 text of a regular file of at most `limit` bytes, or a ProfileFileError.
-
-    A FIFO, a device, a socket or a symlink to one (such as `/dev/zero`) is refused before
-    any byte is read: the file is opened with O_NONBLOCK (a FIFO cannot block the open),
-    checked with fstat and read for at most limit + 1 bytes, so nothing here can hang or
-    fill memory. A symlink to a regular file is followed: profiles are the user's own files
-    (a folder of symlinks to a shared set is fine), and the limits hold wherever it leads.
-    Raises FileNotFoundError when there is no file, for the caller to decide.
-    """
-    try:
-        mode = os.stat(path).st_mode
-        if not stat.S_ISREG(mode):  # a device is refused without even opening it
-            raise _not_regular(mode, source)
-        fd = os.open(path, os.O_RDONLY | _O_NONBLOCK | _O_CLOEXEC)
-    except FileNotFoundError:
-        raise
-    except OSError as exc:
-        raise ProfileFileError(f"{source}: cannot be read: {exc}") from exc
-    try:
-        info = os.fstat(fd)  # what was opened, if the path changed since the stat
-        if not stat.S_ISREG(info.st_mode):
-            raise _not_regular(info.st_mode, source)
-        if info.st_size > limit:
-            raise _too_big(source, what, limit, f"{info.st_size:,} bytes")
-        chunks: list[bytes] = []
-        size = 0
-        while size <= limit and (chunk := os.read(fd, limit + 1 - size)):
-            chunks.append(chunk)
-            size += len(chunk)
-        if size > limit:  # it grew since the fstat
-            raise _too_big(source, what, limit, f"over {limit:,} bytes")
-    except OSError as exc:
-        raise ProfileFileError(f"{source}: cannot be read: {exc}") from exc
-    finally:
-        os.close(fd)
-    try:
-        return b"".join(chunks).decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ProfileFileError(f"{source}: cannot be read: {exc}") from exc
-
-
-def read_profile_file(path: Path, *, source: str | None = None) -> Profile:
-    """Parse one profile file; its name must match the file name. Example requests in a file
-    beside it (`<name>.examples.txt`, one per line) join those of its front matter.
-
-    Both are read as `_read_text_file` says: regular files only (a symlink to one is
-    followed), at most MAX_PROFILE_BYTES and MAX_EXAMPLES_BYTES.
-    """
-    source = source or str(path)
-    try:
-        text = _read_text_file(path, limit=MAX_PROFILE_BYTES, source=source, what="a profile file")
-    except FileNotFoundError as exc:
-        raise ProfileFileError(f"{source}: cannot be read: {exc}") from exc
-    profile = parse_profile(text, source=source)
-    if profile.name != path.stem:
-        raise ProfileFileError(f"{source}: name {profile.name!r} differs from file name")
-    more = read_examples_file(path.with_name(f"{path.stem}{EXAMPLES_SUFFIX}"))
-    return replace(profile, examples=(*profile.examples, *more)) if more else profile
-
-
-def read_examples_file(path: Path) -> tuple[str, ...]:
-    """Example requests, one per line (blank lines and `#` comments skipped); () if no file."""
-    try:
-        text = _read_text_file(
-            path, limit=MAX_EXAMPLES_BYTES, source=path.name, what="an examples file"
-        )
-    except FileNotFoundError:
-        return ()
-    lines = (line.strip() for line in text.splitlines())
-    return tuple(line for line in lines if line and not line.startswith("#"))
 
 
 def load_profile_dir(folder: str | os.PathLike[str]) -> list[Profile]:

@@ -40,7 +40,7 @@ from specialist_handover.nodes.tools.workspace import (
 )
 from specialist_handover.nodes.tools.workspace.limits import MAX_LINE_CHARS
 from specialist_handover.specialists import ProfileFileError, load_profile_dir, parse_profile
-from specialist_handover.specialists.registry import MAX_EXAMPLES_BYTES, MAX_PROFILE_BYTES
+from specialist_handover.specialists.profile import MAX_EXAMPLES_BYTES, MAX_PROFILE_BYTES
 from specialist_handover.state import HandoverPackage, TokenCounter
 
 COUNTER = TokenCounter()

@@ -3,7 +3,8 @@ Ctrl-C."""
 
 from .printer import Printer, label_of
 from .prompts import ChatHistory, Prompter, load_readline
-from .review import ReviewDeferred, TerminalReviewer, package_lines
+from .review import ReviewDeferred, TerminalReviewer
+from .review_text import package_lines
 from .spinner import Spinner, is_terminal
 from .stop import StopRequest, TurnStopped
 from .text import agent_label, agent_title, plural, tool_line

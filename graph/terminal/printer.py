@@ -18,6 +18,7 @@ from ...nodes.handover.cost import saving_line, usage_line
 from ...specialists import ProfileRegistry, resolve_profiles
 from ...state import message_text
 from ..session import STEP_EVENT, TASK_EVENT, TOKEN_EVENT
+from .review_text import package_lines
 from .spinner import Spinner, is_terminal
 from .text import agent_label, agent_title, plural, profile_name, tool_line
 
@@ -94,8 +95,6 @@ class Printer:
         )
 
     def review_waiting(self, request: dict[str, Any]) -> None:
-        from .review import package_lines
-
         for line in package_lines(request, self.profiles):
             self.say(line)
         self.say(
