@@ -28,11 +28,11 @@ from langgraph.constants import END
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, StateSnapshot
 
-from ..nodes.briefing.redact import redact
 from ..nodes.handover.cost import thread_stats
 from ..nodes.history.archive import stored_trail, stored_transcript
 from ..nodes.history.conversation import pending_tool_calls
 from ..nodes.models.resolve import ModelChoice, model_from_string
+from ..nodes.redaction import redact
 from ..specialists import ORCHESTRATOR_PROFILE
 from ..state import (
     ORCHESTRATOR,

@@ -17,7 +17,7 @@ import requests
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from specialist_handover.nodes.briefing.redact import (
+from specialist_handover.nodes.redaction.redact import (
     REDACTION_KINDS,
     Redaction,
     redact,
@@ -1432,7 +1432,7 @@ def test_loading_the_detector_leaves_the_warning_display_alone() -> None:
     # A fresh process, since pytest swaps the warning display around every test.
     code = (
         "import warnings\n"
-        "from specialist_handover.nodes.briefing.redact import redact\n"
+        "from specialist_handover.nodes.redaction.redact import redact\n"
         "print(warnings.showwarning.__module__)"
     )
     shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

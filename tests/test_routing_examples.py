@@ -24,8 +24,11 @@ from specialist_handover.nodes.models.offline.examples import (
 )
 from specialist_handover.nodes.models.offline.scorer import is_chit_chat
 from specialist_handover.specialists import ORCHESTRATOR_PROFILE, builtin_profiles
-from specialist_handover.specialists.profile import ProfileFileError, parse_profile
-from specialist_handover.specialists.profile import read_examples_file
+from specialist_handover.specialists.profile import (
+    ProfileFileError,
+    parse_profile,
+    read_examples_file,
+)
 from specialist_handover.specialists.registry import load_profile_dir, resolve_profiles
 
 DATA = Path(__file__).parent / "data"

@@ -36,7 +36,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from specialist_handover import build_graph
-from specialist_handover.nodes.briefing.redact import redact
+from specialist_handover.nodes.redaction import redact
 from tests.support.graphs import REQUESTS, say, state_of
 from tests.support.models import ScriptedChatModel, ai_call
 

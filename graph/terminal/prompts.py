@@ -14,8 +14,8 @@ import sys
 from types import ModuleType
 from typing import TextIO
 
-from ...nodes.briefing.redact import redact
 from ...nodes.briefing.writer import STATE_DIR
+from ...nodes.redaction import redact
 from ..files import UnsafePathError, open_private_file
 from .printer import Printer
 

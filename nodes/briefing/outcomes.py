@@ -38,8 +38,8 @@ from ...state.defaults import (
     OUTCOME_TAIL_BYTES,
 )
 from ..history.extractive import extractive_summary
+from ..redaction import redact, redact_all
 from .reader import read_outcomes
-from .redact import redact, redact_all
 from .shared import NAMESPACE
 from .writer import (
     append_briefing,

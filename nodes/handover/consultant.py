@@ -39,10 +39,10 @@ from ...state import (
 )
 from ..agents.member import NodeSteps, both_ways, member_config
 from ..agents.remote import REMOTE_FAILED
-from ..briefing.redact import redact
 from ..history.archive import config_checkpointer, stored_transcript
 from ..history.budget import fit_messages
 from ..models.resolve import ModelChoice
+from ..redaction import redact
 from .consult_message import ConsultTask, question_message
 from .package import package_message
 from .transfer import TRANSFERS

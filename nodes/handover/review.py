@@ -36,7 +36,7 @@ from langgraph.types import interrupt
 
 from ...state import token_counter
 from ...state.defaults import MAX_REVIEW_MESSAGE_TOKENS
-from ..briefing.redact import redact
+from ..redaction import redact
 from ..tools.names import HANDOVER
 from .arguments import MODEL_ARGUMENTS
 from .tool import HandoverOutcome, PreparedHandover, commit_handover

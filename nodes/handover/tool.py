@@ -18,7 +18,6 @@ from langchain_core.tools import StructuredTool
 
 from ...specialists import ProfileRegistry, builtin_profiles, persona_marker
 from ...state import PUBLIC_PACKAGE_FIELDS, HandoverPackage, TokenCounter, token_counter
-from ..briefing.redact import redact, redact_all
 from ..briefing.writer import (
     BriefingError,
     append_briefing,
@@ -29,6 +28,7 @@ from ..briefing.writer import (
     render_entry,
 )
 from ..ledger.memory import ThreadMemory
+from ..redaction import redact, redact_all
 from .arguments import HandoverRefused, tool_arguments_schema, validate_arguments
 from .package import build_stage1_package, summary_notes
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from ...state import ORCHESTRATOR, HandoverRecord, HoldUsage
-from ..briefing.redact import redact
 from ..briefing.writer import now_utc
+from ..redaction import redact
 
 
 def trail_record(

@@ -27,7 +27,7 @@ from langchain_core.messages import BaseMessage
 from ...state import TokenCounter, message_text
 from ...state.defaults import LEDGER_ENTRY_MAX_TOKENS
 from ...state.ledger import LedgerEntry, LedgerMark, current_entries
-from ..briefing.redact import redact
+from ..redaction import redact
 from .extract import Fact, analyse, extract_facts
 from .lexicon import MEASURED_SLOTS
 from .recall import is_user_turn

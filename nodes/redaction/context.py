@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from .redact_engine import (
+from .engine import (
     QUOTED_OR_WORD,
     SECRETISH_CHAR,
     ContextRule,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from .redact_engine import (
+from .engine import (
     SECRETISH_CHAR,
     SMALL_NUMBER,
     Rule,

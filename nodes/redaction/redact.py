@@ -6,11 +6,11 @@ a `str` (lone surrogates and NUL included), is idempotent (a marker is never mat
 counted again) and runs in linear time: each of our patterns is anchored by a
 look-behind and uses possessive or bounded quantifiers, and of detect-secrets' plugins
 only those whose patterns cannot backtrack badly are used. Provider tokens it knows
-are found by its plugins (`redact_vendors.py`, loaded once per process); the rest by
-our patterns: well-known shapes (`redact_tokens.py`), other providers
-(`redact_vendors.py`), command lines and credential files (`redact_commands.py`),
-secret-named assignments (`redact_assignments.py`) and sentences (`redact_context.py`),
-on the engine in `redact_engine.py`.
+are found by its plugins (`vendors.py`, loaded once per process); the rest by
+our patterns: well-known shapes (`tokens.py`), other providers
+(`vendors.py`), command lines and credential files (`commands.py`),
+secret-named assignments (`assignments.py`) and sentences (`context.py`),
+on the engine in `engine.py`.
 
 Kinds (`REDACTION_KINDS`, in the order they are applied):
 
@@ -155,13 +155,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from .redact_assignments import ASSIGNMENT_RULE
-from .redact_commands import COMMAND_RULES
-from .redact_context import PROSE_RULES
-from .redact_engine import marker
-from .redact_platforms import PLATFORM_RULES, PLATFORM_SECRET_RULES
-from .redact_tokens import BARE_AUTH_RULE, ENCODED_KEY_RULE, TOKEN_RULES, redact_pem
-from .redact_vendors import OWN_RULES, PLUGIN_RULES, TWILIO_SECRET_RULE
+from .assignments import ASSIGNMENT_RULE
+from .commands import COMMAND_RULES
+from .context import PROSE_RULES
+from .engine import marker
+from .platforms import PLATFORM_RULES, PLATFORM_SECRET_RULES
+from .tokens import BARE_AUTH_RULE, ENCODED_KEY_RULE, TOKEN_RULES, redact_pem
+from .vendors import OWN_RULES, PLUGIN_RULES, TWILIO_SECRET_RULE
 
 __all__ = ["REDACTION_KINDS", "Redaction", "marker", "redact", "redact_all"]
 

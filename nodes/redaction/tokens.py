@@ -11,7 +11,7 @@ import binascii
 import re
 from collections import Counter
 
-from .redact_engine import (
+from .engine import (
     Rule,
     Span,
     group,

@@ -20,7 +20,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .redact_engine import (
+from .engine import (
     ContextRule,
     Judge,
     Rule,

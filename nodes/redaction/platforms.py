@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from .redact_engine import (
+from .engine import (
     ContextRule,
     Judge,
     Rule,

@@ -12,7 +12,7 @@ import base64
 import binascii
 import re
 
-from .redact_engine import (
+from .engine import (
     MARKER_PREFIX,
     QUOTED_OR_ARG,
     QUOTED_OR_WORD,
