@@ -137,9 +137,6 @@ def make_handover_node(profiles: ProfileRegistry, counter_for: CounterFor):  # t
         update = run_handover(
             state, coerce_context(runtime.context), profiles, counter_for, runtime.store
         )
-        shared = update.pop(SHARED_ENTRY, None)
-        if shared is not None and runtime.store is not None:
-            put_briefing(runtime.store, **shared)
         for record in update.get("handovers") or []:
             if record["kind"] == "handover":
                 get_stream_writer()(cost_event(record))  # one per handover (stream_mode="custom")
@@ -323,16 +320,18 @@ def run_handover(
         ledger=ended["ledger"],
         counter=ended["counter"],
     )
+    if store is not None and outcome.when is not None:  # in the store too, for other threads
+        put_briefing(
+            store,
+            specialist=specialist,
+            topic=package["topic"],
+            handover_id=package["handover_id"],
+            markdown=outcome.entry,
+            created_at=outcome.when,
+            from_agent=caller,
+        )
     return {
         **({"ledger": stated} if stated else {}),
-        SHARED_ENTRY: {
-            "specialist": specialist,
-            "topic": package["topic"],
-            "handover_id": package["handover_id"],
-            "markdown": outcome.entry,
-            "created_at": outcome.when,
-            "from_agent": caller,
-        },
         "messages": [tool_answer(call, outcome.to_line(ctx.project_root), anchor), *answers],
         "active_agent": specialist,
         "handover": new_handover,
@@ -420,9 +419,6 @@ def _return_to_orchestrator(
         "turn_trail": [*trail, return_hop(caller)],
     }
 
-
-SHARED_ENTRY = "__briefing_for_the_store__"
-"""Not a state key: the entry the node also puts into the store, if the graph has one."""
 
 
 def holder(state: Any, known: frozenset[str]) -> str:
