@@ -342,7 +342,7 @@ def _at_head(config: Any) -> Any:
 
 
 def _is_review_answer(resume: Any) -> bool:
-    return isinstance(resume, Mapping) and resume.get("action") in ("approve", "edit", "reject")
+    return isinstance(resume, Mapping) and isinstance(resume.get("decisions"), list)
 
 
 def _redacted(value: Any) -> Any:

@@ -451,7 +451,8 @@ def test_an_edit_that_does_not_validate_pauses_again_with_the_error(ctx):
     )
     assert "frontend_designer is already asked in this consult" in again["error"]
     assert briefing_entries(ctx) == []
-    out = graph.invoke(Command(resume={"action": "approve"}), config, context=ctx)
+    approve = {"decisions": [{"type": "approve"}, {"type": "approve"}]}
+    out = graph.invoke(Command(resume=approve), config, context=ctx)
     assert len(briefing_entries(ctx)) == 2
     assert "2 of 2 specialists answered" in consult_answer(out).content
 

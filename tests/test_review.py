@@ -53,6 +53,23 @@ def briefings(ctx) -> list[Path]:  # type: ignore[no-untyped-def]
     return list(Path(ctx["project_root"], ".a0proj", "handover").glob("*.md"))
 
 
+APPROVE = {"decisions": [{"type": "approve"}]}
+
+
+def rejecting(message: str) -> dict:
+    return {"decisions": [{"type": "reject", "message": message}]}
+
+
+def editing(request: dict, **fields) -> dict:  # type: ignore[no-untyped-def]
+    """A human-in-the-loop edit of the paused request's action, with these fields changed."""
+    args = {**request["action_requests"][0]["args"], **fields}
+    return {
+        "decisions": [
+            {"type": "edit", "edited_action": {"name": "handover_to_specialist", "args": args}}
+        ]
+    }
+
+
 def paused(out) -> dict:  # type: ignore[no-untyped-def]
     (item,) = out["__interrupt__"]
     return item.value
@@ -73,21 +90,19 @@ def test_a_handover_pauses_before_the_briefing_is_written_showing_the_package(se
 def test_approve_carries_it_out(setup):
     graph, config, ctx = setup
     graph.invoke({"messages": [("user", HERO)]}, config, context=ctx)
-    out = graph.invoke(Command(resume={"action": "approve"}), config, context=ctx)
+    out = graph.invoke(Command(resume=APPROVE), config, context=ctx)
     assert out["active_agent"] == "frontend_designer"
     assert len(briefings(ctx)) == 1
     check_tool_history(out["messages"])
 
 
-def test_edit_is_validated_and_counted_again_then_shown_again(setup):
+def test_an_edit_is_validated_counted_and_carried_out_at_once(setup):
     graph, config, ctx = setup
     first = paused(graph.invoke({"messages": [("user", HERO)]}, config, context=ctx))
-    edit = {"action": "edit", "topic": "hero v2", "summary": "A much longer summary. " * 40}
-    again = paused(graph.invoke(Command(resume=edit), config, context=ctx))
-    assert again["topic"] == "hero-v2"  # slugged like any topic
-    assert again["estimated_tokens"] > first["estimated_tokens"]  # counted again
-    assert "error" not in again
-    out = graph.invoke(Command(resume={"action": "approve"}), config, context=ctx)
+    edit = editing(first, topic="hero v2", summary="A much longer summary. " * 40)
+    out = graph.invoke(Command(resume=edit), config, context=ctx)
+    handover = graph.get_state(config).values["handover"]
+    assert handover["estimated_tokens"] > first["estimated_tokens"]  # counted again
     assert out["active_agent"] == "frontend_designer"
     assert [p.name.startswith("frontend-designer-hero-v2-") for p in briefings(ctx)] == [True]
     assert graph.get_state(config).values["handover"]["topic"] == "hero-v2"
@@ -109,11 +124,11 @@ def test_an_invalid_edit_pauses_again_showing_the_error_and_the_package_as_it_st
 ):
     graph, config, ctx = setup
     first = paused(graph.invoke({"messages": [("user", HERO)]}, config, context=ctx))
-    again = paused(graph.invoke(Command(resume={"action": "edit", **edit}), config, context=ctx))
+    again = paused(graph.invoke(Command(resume=editing(first, **edit)), config, context=ctx))
     assert error in again["error"]
     assert {k: again[k] for k in FIELDS} == {k: first[k] for k in FIELDS}  # not applied
     assert briefings(ctx) == []
-    out = graph.invoke(Command(resume={"action": "approve"}), config, context=ctx)
+    out = graph.invoke(Command(resume=APPROVE), config, context=ctx)
     assert out["active_agent"] == "frontend_designer" and len(briefings(ctx)) == 1
 
 
@@ -124,7 +139,7 @@ def test_reject_answers_the_caller_with_the_reason_and_writes_nothing(setup, rea
     graph, config, ctx = setup
     graph.invoke({"messages": [("user", HERO)]}, config, context=ctx)
     out = graph.invoke(
-        Command(resume={"action": "reject", "reason": reason}),
+        Command(resume=rejecting(reason)),
         config,
         context=ctx,
     )
@@ -140,7 +155,11 @@ def test_reject_answers_the_caller_with_the_reason_and_writes_nothing(setup, rea
     check_tool_history(out["messages"])
 
 
-@pytest.mark.parametrize("answer", ["maybe", {"action": "ship it"}, 42, {"topic": "x"}])
+@pytest.mark.parametrize(
+    "answer",
+    ["maybe", {"action": "ship it"}, 42, {"topic": "x"}, "approve", {"action": "approve"}],
+    ids=["text", "action", "number", "fields", "old-text", "old-action"],  # the old answers too
+)
 def test_an_answer_that_is_no_action_pauses_again_saying_what_to_send(setup, answer):
     graph, config, ctx = setup
     graph.invoke({"messages": [("user", HERO)]}, config, context=ctx)
@@ -248,7 +267,7 @@ def test_run_turn_asks_a_reviewer_and_refuses_new_messages_while_one_waits(ctx, 
 
     def approve(request):  # type: ignore[no-untyped-def]
         seen.append(request)
-        return {"action": "approve"}
+        return APPROVE
 
     values = run_turn(graph, None, thread_id="p", context=review, on_review=approve)
     assert values["active_agent"] == "frontend_designer" and len(seen) == 1

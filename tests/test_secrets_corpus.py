@@ -162,10 +162,20 @@ def test_a_reviewers_edit_is_stored_redacted(ctx):
     graph = build_graph(checkpointer=saver)
     config = {"configurable": {"thread_id": "t"}}
     review = {**ctx, "review_handovers": True}
-    graph.invoke({"messages": [("user", REQUESTS["frontend_designer"])]}, config, context=review)
-    edit = {"action": "edit", "summary": f"Use the key {STRIPE} for payments."}
-    graph.invoke(Command(resume=edit), config, context=review)
-    graph.invoke(Command(resume={"action": "approve"}), config, context=review)
+    out = graph.invoke(
+        {"messages": [("user", REQUESTS["frontend_designer"])]}, config, context=review
+    )
+    (request,) = [i.value for i in out["__interrupt__"]]
+    args = {
+        **request["action_requests"][0]["args"],
+        "summary": f"Use the key {STRIPE} for payments.",
+    }
+    action = {"name": "handover_to_specialist", "args": args}
+    graph.invoke(
+        Command(resume={"decisions": [{"type": "edit", "edited_action": action}]}),
+        config,
+        context=review,
+    )
     stored = json.dumps([repr(w) for w in saver.writes.values()], default=str)
     assert STRIPE not in stored and "[REDACTED:" in stored
     answer = next(m for m in state_of(graph)["messages"] if isinstance(m, ToolMessage))

@@ -568,24 +568,28 @@ def test_handover_review_over_the_sdk(client, assistant_id, ctx, root, how):
     def answer(resume: dict) -> dict:
         return client.runs.wait(thread_id, assistant_id, command={"resume": resume}, context=review)
 
+    def edited(**fields: str) -> dict:
+        args = {**request["action_requests"][0]["args"], **fields}
+        action = {"name": "handover_to_specialist", "args": args}
+        return {"decisions": [{"type": "edit", "edited_action": action}]}
+
     if how == "invalid edit":
-        answer({"action": "edit", "return_condition": "bogus"})
+        answer(edited(return_condition="bogus"))
         state = client.threads.get_state(thread_id)
         (again,) = [i["value"] for task in state["tasks"] for i in task.get("interrupts", [])]
         assert again["error"].startswith("ERROR: invalid return_condition 'bogus'")
         how = "approve"
     if how == "edit":
-        answer({"action": "edit", "topic": "hero over http"})
-        state = client.threads.get_state(thread_id)
-        (again,) = [i["value"] for task in state["tasks"] for i in task.get("interrupts", [])]
-        assert again["topic"] == "hero-over-http"
-        how = "approve"
-    if how == "approve":
-        out = answer({"action": "approve"})
+        out = answer(edited(topic="hero over http"))
+        assert out["active_agent"] == "frontend_designer"  # an edit is carried out at once
+        (briefing,) = (root / ".a0proj" / "handover").glob("*.md")
+        assert "hero-over-http" in briefing.name
+    elif how == "approve":
+        out = answer({"decisions": [{"type": "approve"}]})
         assert out["active_agent"] == "frontend_designer"
         assert len(list((root / ".a0proj" / "handover").glob("*.md"))) == 1
     else:
-        out = answer({"action": "reject", "reason": "not now"})
+        out = answer({"decisions": [{"type": "reject", "message": "not now"}]})
         assert out["active_agent"] == "orchestrator"
         tool = [m for m in out["messages"] if m["type"] == "tool"]
         assert tool[-1]["content"].startswith(

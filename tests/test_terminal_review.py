@@ -84,15 +84,6 @@ def test_chat_review_asks_a_waiting_review_first_then_edits_approves_and_rejects
     assert "return condition  user_request" in package
     assert re.search(r"tokens +\d+ of 3000", package)
 
-    # edit the topic: checked, counted and shown again
-    term.send("e\r")
-    term.expect(re.escape("Which field?"), since=shown.end())
-    term.send("topic\r")
-    term.expect(re.escape("New topic: "), since=shown.end())
-    term.send("hero v2\r")
-    edited = term.expect(r"\d topic +hero-v2", since=shown.end())
-    shown = term.expect(ACTION, since=edited.end())
-
     # an invalid edit shows the error, the package as it stood, and asks again
     term.send("e\r")
     term.expect(re.escape("Which field?"), since=shown.end())
@@ -101,13 +92,18 @@ def test_chat_review_asks_a_waiting_review_first_then_edits_approves_and_rejects
     term.send("bogus\r")
     error = term.expect(re.escape("❌ ERROR: invalid return_condition 'bogus'"), since=shown.end())
     again = term.text[shown.end() : error.end()]
-    assert re.search(r"\d topic +hero-v2", again) and "return condition  user_request" in again
+    assert re.search(r"\d topic +landing-page-hero", again)
+    assert "return condition  user_request" in again
     shown = term.expect(ACTION, since=error.end())
 
-    # approve: the handover is carried out with the edited topic
-    term.send("a\r")
-    term.expect(re.escape("✅ Approved."), since=shown.end())
-    handoff = term.expect(re.escape("🔄 Handoff to: frontend_designer"), since=shown.end())
+    # edit the topic: checked, counted and carried out at once (LangChain's edit decision)
+    term.send("e\r")
+    term.expect(re.escape("Which field?"), since=shown.end())
+    term.send("topic\r")
+    term.expect(re.escape("New topic: "), since=shown.end())
+    term.send("hero v2\r")
+    edited = term.expect(re.escape("✏️  Edited;"), since=shown.end())
+    handoff = term.expect(re.escape("🔄 Handoff to: frontend_designer"), since=edited.end())
     term.expect(re.escape("🖌️ [frontend designer] I'm the frontend designer"), since=handoff.end())
     prompt = term.expect("🧑 You: ", since=handoff.end())
     assert [n.startswith("frontend-designer-hero-v2-") for n in briefings(project)] == [True]
@@ -148,8 +144,9 @@ def test_run_review_answers_from_stdin_and_a_waiting_review_blocks_plain_runs(pr
     code, _ = run_cli(monkeypatch, "", "run", "Make it darker.", "--thread", "w")
     assert code == 2
     assert user_texts(project, "w") == [HERO]
-    # --review asks the waiting one first (edit by number, list one per line), then sends
-    answers = "e\n5\nUse React\nKeep the hero short\n\na\n"
+    # --review asks the waiting one first (edit by number, list one per line: carried out
+    # at once), then sends
+    answers = "e\n5\nUse React\nKeep the hero short\n\n"
     code, text = run_cli(
         monkeypatch, answers, "run", "Make it darker.", "--review", "--thread", "w"
     )
@@ -158,14 +155,13 @@ def test_run_review_answers_from_stdin_and_a_waiting_review_blocks_plain_runs(pr
         "↪ Thread 'w' continues with 🧭 [a0 software orchestrator]; its handover to "
         "🖌️ [frontend designer] waits for your review." in text
     )
-    assert text.count("📋 Handover for your review") == 2  # before and after the edit
-    assert "• Use React\n" in text and "• Keep the hero short\n" in text
+    assert text.count("📋 Handover for your review") == 1  # the edit is carried out at once
     assert "🔄 Handoff to: frontend_designer" in text
     assert "🖌️ [frontend designer] Continuing on" in text  # the new message, answered
     assert user_texts(project, "w") == [HERO, "Make it darker."]
     assert len(briefings(project)) == 1
     entry = (project / ".a0proj" / "handover" / briefings(project)[0]).read_text()
-    assert "Keep the hero short" in entry
+    assert "Use React" in entry and "Keep the hero short" in entry
 
 
 def test_run_review_reject_lets_the_orchestrator_answer_and_writes_nothing(project, monkeypatch):

@@ -65,15 +65,22 @@ class TerminalReviewer:
             action = self.action()
             if action == "approve":
                 self.printer.say("✅ Approved.")
-                return {"action": "approve"}
+                return decisions({"type": "approve"})
             if action == "reject":
                 reason = self.ask("Reason (the caller reads it): ").strip()
                 self.printer.say(f"❌ Rejected: {reason or 'no reason given'}")
-                return {"action": "reject", "reason": reason}
+                return decisions({"type": "reject", "message": reason})
             edit = self.edit(request)
             if edit is not None:
-                self.printer.say("✏️  Edited; the package is checked and counted again.")
-                return {"action": "edit", **edit}
+                self.printer.say(
+                    "✏️  Edited; the graph checks it and hands over (an edit that does not "
+                    "validate comes back with its error)."
+                )
+                args = {**((request.get("action_requests") or [{}])[0].get("args") or {}), **edit}
+                action_name = "handover_to_specialist"
+                return decisions(
+                    {"type": "edit", "edited_action": {"name": action_name, "args": args}}
+                )
 
     def consult(self, request: dict[str, Any]) -> dict[str, Any]:
         """A consult: its entries shown, then approve or reject them all (edit each entry with
@@ -82,13 +89,14 @@ class TerminalReviewer:
             self.printer.say(line)
         while True:
             answer = self.ask(CONSULT_PROMPT).strip().lower()
+            count = len(request.get("action_requests") or [])
             if answer and "approve".startswith(answer):
                 self.printer.say("✅ Approved.")
-                return {"action": "approve"}
+                return decisions(*[{"type": "approve"}] * count)
             if answer and "reject".startswith(answer):
                 reason = self.ask("Reason (the caller reads it): ").strip()
                 self.printer.say(f"❌ Rejected: {reason or 'no reason given'}")
-                return {"action": "reject", "reason": reason}
+                return decisions(*[{"type": "reject", "message": reason}] * count)
             self.printer.say("Please answer approve or reject (a or r).")
 
     def action(self) -> str:
@@ -131,6 +139,12 @@ class TerminalReviewer:
         }.get(key, "")
         value = self.ask(f"New {name}{hint}: ").strip()
         return {key: value} if value else None
+
+
+def decisions(*each: dict[str, Any]) -> dict[str, Any]:
+    """The resume value of a review: LangChain's human-in-the-loop decisions, one per action
+    request."""
+    return {"decisions": list(each)}
 
 
 def pick_field(answer: str) -> tuple[str, str, str] | None:

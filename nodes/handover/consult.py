@@ -8,7 +8,7 @@ transfer, its call left unanswered. Then:
    stage-1 package with the handover's own core (`prepare_handover`: the
    shared summary, decisions and artifacts, the recent turns, the question as
    its reason), lets a person review the entries when `review_handovers` is on
-   (`consult_review.py`), appends each briefing entry (marked as a consult; also
+   (`review.py`), appends each briefing entry (marked as a consult; also
    put into the store) and records each consult in the trail; then it sends one
    task per entry to the `consultant` node (LangGraph `Send`: one step, in parallel);
 2. each `consultant` task runs that specialist's agent once and writes its
@@ -54,10 +54,10 @@ from ..ledger.memory import thread_memory
 from ..tools.names import CONSULT
 from .consult_arguments import ConsultCall, ConsultRequest, read_consult
 from .consult_message import ConsultTask
-from .consult_review import ConsultSuperseded, Reviewable, review_consult
 from .consultant import CONSULTANT_NODE
 from .cost import cost_event, full_history_tokens
 from .node import TURN_ENDED, asked_at, tool_answer
+from .review import ConsultSuperseded, Reviewable, review_consult
 from .tool import HandoverOutcome, PreparedHandover, commit_handover, prepare_handover
 from .trail import ledger_figures, trail_record
 from .transfer import TRANSFERS, chosen_transfer, transfer_refusal

@@ -420,7 +420,6 @@ def _return_to_orchestrator(
     }
 
 
-
 def holder(state: Any, known: frozenset[str]) -> str:
     """The node of whoever holds the conversation (`active_agent`): the orchestrator when
     none is known, or when a specialist lacks its package (it could not work: start over)."""
