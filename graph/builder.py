@@ -13,12 +13,12 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.pregel import Pregel
 from langgraph.store.base import BaseStore
 
+from ..nodes.agents.consultant import make_consultant_node
 from ..nodes.agents.member import make_agent_node
 from ..nodes.agents.profile_agent import build_profile_agent
 from ..nodes.agents.remote import build_remote_agent
 from ..nodes.handover.consult import ANSWERS_NODE, make_answers_node, make_consult_node
 from ..nodes.handover.consult_message import ConsultTask
-from ..nodes.handover.consultant import CONSULTANT_NODE, make_consultant_node
 from ..nodes.handover.node import make_handover_node
 from ..nodes.handover.transfer import handover_tools
 from ..nodes.models.resolve import ModelChoice
@@ -34,7 +34,7 @@ from ..specialists import (
     resolve_profiles,
 )
 from ..state import ORCHESTRATOR, HandoverContext, HandoverState, InputState, OutputState
-from ..state.schema import CONSULT_NODE, HANDOVER_NODE
+from ..state.schema import CONSULT_NODE, CONSULTANT_NODE, HANDOVER_NODE
 from .compiled import RECURSION_LIMIT, HandoverGraph
 from .routing import make_route_by_active_agent
 

@@ -24,6 +24,8 @@ HANDOVER_NODE = "handover"
 """The node that carries out (or refuses) a handover or a return."""
 CONSULT_NODE = "consult"
 """The node that checks a consult and sends one task per entry."""
+CONSULTANT_NODE = "consultant"
+"""The node that runs one consult task: a specialist's agent answers one question, once."""
 
 ReturnCondition = Literal["user_request", "task_complete", "after_reply"]
 RETURN_CONDITIONS: dict[str, str] = {

@@ -37,6 +37,7 @@ from ...state.defaults import MAX_MESSAGE_TOKENS, MAX_REPLY_MESSAGES, MAX_REPLY_
 from ...state.tokens import is_text_block
 from ..briefing.writer import now_utc
 from ..history.budget import tool_units
+from ..history.conversation import GRAPH_MADE, graph_reply
 from ..tools.names import CONSULT, FULL_HISTORY, HANDOVER, RETURN
 
 TRANSFER_NAMES = (HANDOVER, RETURN, CONSULT)
@@ -191,25 +192,6 @@ def tag_reply(message: AIMessage, agent: str, profile: Profile) -> AIMessage:
             "response_metadata": metadata,
             "id": message.id or f"msg-{uuid.uuid4().hex}",
         }
-    )
-
-
-GRAPH_MADE = "handover_graph_reply"
-"""Metadata flag of every reply the graph writes itself: no model call made it."""
-
-
-def graph_reply(agent: str, profile: Profile, content: str, flag: str) -> AIMessage:
-    """A reply the graph writes for an agent (no model asked), marked with `flag`."""
-    return AIMessage(
-        content=content,
-        name=agent,
-        id=f"msg-{uuid.uuid4().hex}",
-        response_metadata={
-            "persona_marker": profile.marker,
-            "persona_emoji": profile.emoji,
-            flag: True,
-            GRAPH_MADE: True,
-        },
     )
 
 

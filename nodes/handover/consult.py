@@ -12,7 +12,7 @@ transfer, its call left unanswered. Then:
    put into the store) and records each consult in the trail; then it sends one
    task per entry to the `consultant` node (LangGraph `Send`: one step, in parallel);
 2. each `consultant` task runs that specialist's agent once and writes its
-   answer, cut to `consult_answer_max_tokens` (`consultant.py`);
+   answer, cut to `consult_answer_max_tokens` (`nodes/agents/consultant.py`);
 3. the `consult_answers` node answers the pending call with ONE tool message
    holding every answer in the call's order (a failed entry as its `ERROR:`
    line), and the orchestrator runs again in the same turn to answer the user.
@@ -46,15 +46,14 @@ from ...state import (
     coerce_context,
     usable,
 )
-from ..agents.replies import graph_reply
+from ...state.schema import CONSULTANT_NODE
 from ..briefing.shared import put_briefing
 from ..briefing.writer import quoted_line, quoted_text
-from ..history.conversation import pending_tool_calls, recent_turns
+from ..history.conversation import graph_reply, pending_tool_calls, recent_turns
 from ..ledger.memory import thread_memory
 from ..tools.names import CONSULT
 from .consult_arguments import ConsultCall, ConsultRequest, read_consult
 from .consult_message import ConsultTask
-from .consultant import CONSULTANT_NODE
 from .cost import cost_event, full_history_tokens
 from .node import TURN_ENDED, asked_at, tool_answer
 from .review import ConsultSuperseded, Reviewable, review_consult

@@ -20,7 +20,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 
 from ...state import HoldUsage, TokenCounter
 from ...state.tokens import REPLY_PRIMING
-from ..agents.replies import GRAPH_MADE
+from ..history.conversation import GRAPH_MADE
 
 EVENT = "handover_cost"
 """The `event` of the custom stream chunk a handover emits."""

@@ -34,10 +34,9 @@ from ...state import (
     coerce_context,
     usable,
 )
-from ..agents.replies import graph_reply
 from ..briefing.outcomes import last_time, write_outcome
 from ..briefing.shared import put_briefing
-from ..history.conversation import last_ai_index, pending_tool_calls, recent_turns
+from ..history.conversation import graph_reply, last_ai_index, pending_tool_calls, recent_turns
 from ..ledger.entries import outcome_entries, stated_entries
 from ..ledger.memory import thread_memory
 from ..tools.names import RETURN

@@ -6,6 +6,7 @@ lists (and new message objects where a request needs a reshaped copy).
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,6 +18,7 @@ from langchain_core.messages import (
     ToolMessage,
 )
 
+from ...specialists import Profile
 from ...state import message_text
 from ...state.messages import SPEAKER_LABEL
 
@@ -181,3 +183,22 @@ def own_view(messages: Sequence[BaseMessage], agent: str) -> list[BaseMessage]:
         if kept is not None:
             out.append(kept)
     return out
+
+
+GRAPH_MADE = "handover_graph_reply"
+"""Metadata flag of every reply the graph writes itself: no model call made it."""
+
+
+def graph_reply(agent: str, profile: Profile, content: str, flag: str) -> AIMessage:
+    """A reply the graph writes for an agent (no model asked), marked with `flag`."""
+    return AIMessage(
+        content=content,
+        name=agent,
+        id=f"msg-{uuid.uuid4().hex}",
+        response_metadata={
+            "persona_marker": profile.marker,
+            "persona_emoji": profile.emoji,
+            flag: True,
+            GRAPH_MADE: True,
+        },
+    )

@@ -37,17 +37,16 @@ from ...state import (
     coerce_context,
     message_text,
 )
-from ..agents.member import NodeSteps, both_ways, member_config
-from ..agents.remote import REMOTE_FAILED
+from ...state.schema import CONSULTANT_NODE
+from ..handover.consult_message import ConsultTask, question_message
+from ..handover.package import package_message
+from ..handover.transfer import TRANSFERS
 from ..history.archive import config_checkpointer, stored_transcript
 from ..history.budget import fit_messages
 from ..models.resolve import ModelChoice
 from ..redaction import redact
-from .consult_message import ConsultTask, question_message
-from .package import package_message
-from .transfer import TRANSFERS
-
-CONSULTANT_NODE = "consultant"
+from .member import NodeSteps, both_ways, member_config
+from .remote import REMOTE_FAILED
 
 
 def cut_answer(text: str, *, cap: int, counter: TokenCounter) -> tuple[str, int]:
