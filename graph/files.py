@@ -23,7 +23,6 @@ file may be closed.
 
 from __future__ import annotations
 
-import errno
 import os
 import sqlite3
 import stat
@@ -34,11 +33,15 @@ from dataclasses import dataclass
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from ..nodes.briefing.writer import STATE_DIR
-
-FILE_MODE = 0o600
-"""Mode of a file created here."""
-DIR_MODE = 0o700
-"""Mode of a folder created here."""
+from ..state.linksafe import (
+    DIR_MODE,
+    FILE_MODE,
+    LinkRefused,
+    NotAFolder,
+    open_file,
+    open_folder,
+    open_root,
+)
 
 
 class UnsafePathError(OSError):
@@ -86,7 +89,7 @@ def open_private_file(
     anchor, parts = split_private_path(path)
     if create:
         os.makedirs(anchor, mode=DIR_MODE, exist_ok=True)
-    fds = [os.open(anchor, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)]
+    fds = [open_root(anchor)]
     try:
         shown = anchor
         for name in parts[:-1]:
@@ -135,60 +138,28 @@ def refuse_linked(path: str, *, what: str = "file") -> None:
 
 def _open_folder(name: str, dir_fd: int, shown: str, *, create: bool) -> int:
     """Open (and maybe create, 0700) the folder `name` below `dir_fd`, refusing a symlink."""
-    made = False
-    if create:
-        try:
-            os.mkdir(name, DIR_MODE, dir_fd=dir_fd)
-            made = True
-        except FileExistsError:
-            pass
     try:
-        fd = os.open(
-            name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd
-        )
-    except OSError as exc:
-        if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
-            raise
-        if stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode):
-            raise UnsafePathError(
-                f"refusing a symlinked folder: {shown} is a symbolic link; remove the link "
-                "(or use a path without it) and try again"
-            ) from None
+        return open_folder(name, dir_fd, create=create)[0]
+    except LinkRefused:
+        raise UnsafePathError(
+            f"refusing a symlinked folder: {shown} is a symbolic link; remove the link "
+            "(or use a path without it) and try again"
+        ) from None
+    except NotAFolder:
         raise UnsafePathError(
             f"refusing {shown}: it is not a folder; remove it and try again"
         ) from None
-    if made:
-        try:
-            os.fchmod(fd, DIR_MODE)
-        except BaseException:
-            os.close(fd)
-            raise
-    return fd
 
 
 def _open_file(
     name: str, dir_fd: int, path: str, flags: int, *, create: bool, what: str
 ) -> PrivateFile:
-    # O_NONBLOCK: a FIFO planted at the path must not hang the open (no effect on files)
-    flags |= os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
-    created = False
-    fd = -1
-    if create:
-        try:
-            fd = os.open(name, flags | os.O_CREAT | os.O_EXCL, FILE_MODE, dir_fd=dir_fd)
-            created = True
-        except FileExistsError:
-            pass
-    if fd < 0:
-        try:
-            fd = os.open(name, flags, dir_fd=dir_fd)
-        except OSError as exc:
-            if exc.errno == errno.ELOOP:
-                raise UnsafePathError(
-                    f"refusing the {what} {path}: it is a symbolic link; remove the link "
-                    "and try again"
-                ) from None
-            raise
+    try:
+        fd, created = open_file(name, dir_fd, flags, create=create)
+    except LinkRefused:
+        raise UnsafePathError(
+            f"refusing the {what} {path}: it is a symbolic link; remove the link and try again"
+        ) from None
     try:
         st = os.fstat(fd)
         refuse_unsafe(st, path, what=what, private=not created)

@@ -27,6 +27,7 @@ from datetime import UTC, datetime
 
 from ...state import TokenCounter
 from ...state.defaults import READ_BRIEFING_MAX_TOKENS
+from ...state.linksafe import LinkRefused, NotAFolder, open_file, open_folder, open_root
 from . import writer
 from .writer import HANDOVER_DIR, STATE_DIR, flock_within, slugify_topic
 
@@ -199,7 +200,7 @@ def _collect(
     notes = _Notes()
     try:
         try:
-            fds.append(os.open(project_root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC))
+            fds.append(open_root(project_root))
         except OSError as exc:
             raise _Refused(f"project_root {project_root!r} is not a readable folder") from exc
         for name in (STATE_DIR, HANDOVER_DIR):
@@ -239,17 +240,14 @@ def _collect(
 def _open_dir(name: str, parent_fd: int) -> int | None:
     """Open a folder below parent_fd, refusing a symlink; None when it does not exist."""
     try:
-        st = os.stat(name, dir_fd=parent_fd, follow_symlinks=False)
+        return open_folder(name, parent_fd)[0]
     except FileNotFoundError:
         return None
-    if stat.S_ISLNK(st.st_mode):
-        raise _Refused(f"refusing to read through a symlink: {name!r} is a symbolic link")
-    if not stat.S_ISDIR(st.st_mode):
-        raise _Refused(f"{name!r} is not a folder")
-    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-    try:
-        return os.open(name, flags, dir_fd=parent_fd)
-    except OSError as exc:  # swapped for a symlink since the check
+    except LinkRefused:
+        raise _Refused(f"refusing to read through a symlink: {name!r} is a symbolic link") from None
+    except NotAFolder:
+        raise _Refused(f"{name!r} is not a folder") from None
+    except OSError as exc:
         raise _Refused(f"refusing to open {name!r}: {exc.strerror}") from exc
 
 
@@ -267,9 +265,8 @@ def _read_file(
             return None
     except OSError:  # removed since the listing
         return None
-    try:  # O_NONBLOCK: a FIFO swapped in after the check must not block the open
-        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-        fd = os.open(name, flags, dir_fd=dir_fd)
+    try:  # a FIFO swapped in after the check must not block the open
+        fd, _ = open_file(name, dir_fd, os.O_RDONLY)
     except OSError:
         notes.skipped.append(name)
         return None

@@ -40,14 +40,18 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from ...state import HandoverPackage
+from ...state.linksafe import (
+    FILE_MODE,
+    LinkRefused,
+    NotAFolder,
+    open_file,
+    open_folder,
+    open_root,
+)
 
 STATE_DIR = ".a0proj"
 HANDOVER_DIR = "handover"
 MAX_SLUG_LENGTH = 64
-FILE_MODE = 0o600
-"""Mode of a briefing file (an existing one wider than this is tightened)."""
-DIR_MODE = 0o700
-"""Mode of an `.a0proj` / `handover` folder the writer creates."""
 _ID_MARKER = "<!-- handover-id: {} -->"
 LOCK_TIMEOUT_SECONDS = 10.0
 """Longest wait for another process's flock on a briefing file (writer and reader)."""
@@ -219,33 +223,22 @@ def _redaction_line(redacted: dict[str, int]) -> str:
     return f"{total} ({kinds})"
 
 
-def _open_dir(name: str, dir_fd: int | None, *, create: bool, created: list[str]) -> int:
+def _open_dir(name: str, dir_fd: int, *, create: bool, created: list[str]) -> int:
     """Open (and maybe create, 0700) one folder below dir_fd, refusing symlinks."""
-    made = False
-    if create:
-        try:
-            os.mkdir(name, DIR_MODE, dir_fd=dir_fd)
-            created.append(name)
-            made = True
-        except FileExistsError:
-            pass
     try:
-        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        fd, made = open_folder(name, dir_fd, create=create)
     except FileNotFoundError as exc:
         raise BriefingError(f"folder {name!r} does not exist") from exc
-    if stat.S_ISLNK(st.st_mode):
-        raise BriefingError(f"refusing to write through a symlink: {name!r} is a symbolic link")
-    if not stat.S_ISDIR(st.st_mode):
-        raise BriefingError(f"failed to append briefing file: {name!r} is not a directory")
-    fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dir_fd)
+    except LinkRefused:
+        raise BriefingError(
+            f"refusing to write through a symlink: {name!r} is a symbolic link"
+        ) from None
+    except NotAFolder:
+        raise BriefingError(
+            f"failed to append briefing file: {name!r} is not a directory"
+        ) from None
     if made:
-        # the umask (or a default ACL) may have changed the mode mkdir asked for;
-        # only a folder this call made is set: an existing one is the user's
-        try:
-            os.fchmod(fd, DIR_MODE)
-        except BaseException:
-            os.close(fd)
-            raise
+        created.append(name)
     return fd
 
 
@@ -310,7 +303,7 @@ def append_briefing(
     root_fd = state_fd = hand_fd = -1
     try:
         try:
-            root_fd = os.open(project_root, os.O_RDONLY | os.O_DIRECTORY)
+            root_fd = open_root(project_root)
             fds.append(root_fd)
             state_fd = _open_dir(STATE_DIR, root_fd, create=True, created=created_dirs)
             fds.append(state_fd)
@@ -440,23 +433,13 @@ def _refuse_hard_link(st: os.stat_result, path: str) -> None:
 
 
 def _append_once(hand_fd: int, filename: str, path: str, data: _Data) -> BriefingResult | None:
-    flags = os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
-    created = False
     try:
-        fd = os.open(filename, flags | os.O_CREAT | os.O_EXCL, FILE_MODE, dir_fd=hand_fd)
-        created = True
-    except FileExistsError:
-        try:
-            fd = os.open(filename, flags, dir_fd=hand_fd)
-        except OSError as exc:
-            if exc.errno == errno.ELOOP:
-                raise BriefingError(
-                    f"refusing to write through a symlink: {path} is a symbolic link"
-                ) from exc
-            raise
+        fd, created = open_file(filename, hand_fd, os.O_RDWR | os.O_APPEND, create=True)
+    except LinkRefused as exc:
+        raise BriefingError(
+            f"refusing to write through a symlink: {path} is a symbolic link"
+        ) from exc
     try:
-        if created:
-            os.fchmod(fd, FILE_MODE)  # whatever the umask or a default ACL made of it
         _refuse_hard_link(os.fstat(fd), path)  # before waiting on someone else's lock
         _lock_for_append(fd, path)
         st = os.fstat(fd)

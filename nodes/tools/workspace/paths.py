@@ -9,18 +9,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from ....state.linksafe import open_below
 from ...briefing.writer import STATE_DIR
 from .arguments import _check_text
 from .errors import _Refused, _show
 from .results import _printable
-
-_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
-_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
-_ROOT_FLAGS = os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC
-_DIR_FLAGS = _ROOT_FLAGS | _O_NOFOLLOW
-_FILE_FLAGS = os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK | _O_CLOEXEC
 
 
 def _is_state(name: str) -> bool:
@@ -158,18 +151,8 @@ def _kind_of(root: str, real: str, given: str, shown: str) -> str:
 
 def _open_under(target: _Target) -> int:
     """Open the target from the real root one component at a time, never following a symlink."""
-    fd = os.open(target.root, _ROOT_FLAGS)
-    try:
-        for index, name in enumerate(target.parts):
-            last = index == len(target.parts) - 1
-            flags = _FILE_FLAGS if last and target.kind == "file" else _DIR_FLAGS
-            child = os.open(name, flags, dir_fd=fd)
-            os.close(fd)
-            fd = child
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
+    file_flags = os.O_RDONLY if target.kind == "file" else None
+    return open_below(target.root, target.parts, file_flags=file_flags)
 
 
 @contextmanager

@@ -8,6 +8,7 @@ from contextlib import closing
 from dataclasses import dataclass
 
 from ....state import TokenCounter
+from ....state.linksafe import open_file
 from .arguments import _check_budget, _check_query
 from .errors import _guarded
 from .limits import (
@@ -17,7 +18,7 @@ from .limits import (
     MAX_SEARCH_FILE_BYTES,
     WORKSPACE_MAX_TOKENS,
 )
-from .paths import _FILE_FLAGS, _opened, _resolve
+from .paths import _opened, _resolve
 from .results import _cut_notice, _plural, _printable, _render, _visible
 from .walk import _walk, _walk_notes_line, _WalkNotes
 
@@ -61,7 +62,7 @@ def _text_of(fd: int, notes: _SearchNotes) -> str | None:
 def _text_at(parent: int, name: str, notes: _SearchNotes) -> str | None:
     """The text of a file in an open folder, opened with O_NOFOLLOW; None when skipped."""
     try:
-        fd = os.open(name, _FILE_FLAGS, dir_fd=parent)
+        fd, _ = open_file(name, parent, os.O_RDONLY)
     except OSError:
         notes.unreadable += 1
         return None

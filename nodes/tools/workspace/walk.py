@@ -6,9 +6,10 @@ import os
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 
+from ....state.linksafe import open_folder
 from ...briefing.writer import STATE_DIR
 from .limits import MAX_DEPTH, NOISE_DIRS
-from .paths import _DIR_FLAGS, _is_state
+from .paths import _is_state
 from .results import _plural
 
 
@@ -63,7 +64,7 @@ def _walk_into(
         notes.too_deep += 1
         return
     try:
-        child = os.open(parts[-1], _DIR_FLAGS, dir_fd=parent)
+        child, _ = open_folder(parts[-1], parent)
     except OSError:
         notes.unreadable += 1
         return
