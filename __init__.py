@@ -52,13 +52,15 @@ _EXPORTS = {
     "handover_tools": ".nodes.handover.transfer",
 }
 
+
 _DISTRIBUTION = "specialist-handover"
 _NOT_INSTALLED = "0+unknown"
 _SUBPACKAGES = ("graph", "nodes", "specialists", "state")
 
 
 def _version() -> str:
-    """The installed distribution's version; `0+unknown` from a source tree not installed."""
+    """The installed distribution's version; `0+unknown` from a source tree not installed.
+    (`graph/cli.py` reads it the same way for `--version`, without importing this module.)"""
     from importlib import metadata
 
     try:

@@ -140,11 +140,20 @@ class ReviewWaiting(Exception):
     """The command ended with a handover waiting for review (its input ended first)."""
 
 
-def package_version() -> str:
-    """`specialist_handover.__version__`: the installed distribution's version."""
-    from .. import __version__
+DISTRIBUTION = "specialist-handover"
+NOT_INSTALLED = "0+unknown"
 
-    return str(__version__)
+
+def package_version() -> str:
+    """The installed distribution's version, as `specialist_handover.__version__` says it
+    (read here, not imported from the package root: a module imports nothing above it);
+    `0+unknown` from a source tree not installed."""
+    from importlib import metadata
+
+    try:
+        return metadata.version(DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        return NOT_INSTALLED
 
 
 def _parser() -> argparse.ArgumentParser:
