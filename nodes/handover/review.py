@@ -124,18 +124,26 @@ def describe(payload: dict[str, Any]) -> str:
     for name in ("decisions", "artifacts"):
         if payload[name]:
             lines += ["", f"**{name.capitalize()}:**", *(f"- {item}" for item in payload[name])]
-    if payload.get("ledger") or payload.get("ledger_omitted"):
-        lines += ["", "**Thread ledger (added by the graph):**", *payload.get("ledger", [])]
-        if payload.get("ledger_omitted"):
-            lines.append(f"- ({payload['ledger_omitted']} more did not fit)")
-    if payload.get("earlier_turns"):
-        lines += ["", "**Earlier turns (added by the graph):**"]
-        lines += [f"- {turn}" for turn in payload["earlier_turns"]]
-    for warning in payload["warnings"]:
-        lines += ["", f"⚠️ {warning}"]
+    lines += added_lines(payload)
     if payload.get("error"):
         lines += ["", f"**Your last answer could not be used:** {payload['error']}"]
     return "\n".join(lines)
+
+
+def added_lines(shown: dict[str, Any]) -> list[str]:
+    """What the graph added to a package (the ledger's lines, earlier turns) and its warnings,
+    as the reviewer reads them (Markdown lines)."""
+    lines: list[str] = []
+    if shown.get("ledger") or shown.get("ledger_omitted"):
+        lines += ["", "**Thread ledger (added by the graph):**", *shown.get("ledger", [])]
+        if shown.get("ledger_omitted"):
+            lines.append(f"- ({shown['ledger_omitted']} more did not fit)")
+    if shown.get("earlier_turns"):
+        lines += ["", "**Earlier turns (added by the graph):**"]
+        lines += [f"- {turn}" for turn in shown["earlier_turns"]]
+    for warning in shown["warnings"]:
+        lines += ["", f"⚠️ {warning}"]
+    return lines
 
 
 def reviewer_text(message: Any) -> str:
@@ -324,16 +332,7 @@ def describe_entry(shown: dict[str, Any], *, from_agent: str) -> str:
         "",
         f"**Question:** {shown['question']}",
     ]
-    if shown.get("ledger") or shown.get("ledger_omitted"):
-        lines += ["", "**Thread ledger (added by the graph):**", *shown.get("ledger", [])]
-        if shown.get("ledger_omitted"):
-            lines.append(f"- ({shown['ledger_omitted']} more did not fit)")
-    if shown.get("earlier_turns"):
-        lines += ["", "**Earlier turns (added by the graph):**"]
-        lines += [f"- {turn}" for turn in shown["earlier_turns"]]
-    for warning in shown["warnings"]:
-        lines += ["", f"⚠️ {warning}"]
-    return "\n".join(lines)
+    return "\n".join([*lines, *added_lines(shown)])
 
 
 def _decisions(answer: Any, count: int) -> list[tuple[str, dict[str, Any]]] | str:
