@@ -1,5 +1,5 @@
 # Task commands. Each one uses the project's virtualenv; `make install` creates it.
-.PHONY: install test test-fast test-ci lint bench soak serve demo
+.PHONY: install test test-fast test-ci lint bench soak serve demo size
 
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -31,6 +31,9 @@ bench:  ## the benchmarks whose figures are in the README
 
 soak:  ## 500 SIGKILLs at seeded random moments; nothing may be lost
 	$(PY) bench/soak_kills.py --kills 500 --seed 1
+
+size:  ## package source lines (no blanks, comments or docstrings), per folder
+	$(PY) bench/size.py
 
 serve:  ## langgraph dev (Studio, the SDK), offline
 	$(VENV)/bin/pip install -q -e ".[serve]" && $(VENV)/bin/langgraph dev --no-browser
