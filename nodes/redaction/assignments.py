@@ -77,16 +77,7 @@ _KIND_BY_ENDING = re.compile(
     re.IGNORECASE,
 )
 _NAMED_KEY = re.compile(r"(?:private|secret|signing|encryption|master|client)[_\-]?key$", re.I)
-_NOT_PASS = (
-    "bypass",
-    "compass",
-    "overpass",
-    "underpass",
-    "trespass",
-    "surpass",
-    "sshpass",
-    "pgpass",
-)
+_NOT_PASS = tuple("bypass compass overpass underpass trespass surpass sshpass pgpass".split())
 """Names ending in `pass` that are words or tools, not a password (`dbpass` is one)."""
 _KIND_BY_GROUP = {
     "password": "password",

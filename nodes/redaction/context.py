@@ -2,8 +2,9 @@
 
 "the db password is X", "root pw on the NAS: X", "mot de passe : X", "the login is
 admin / X", "use the credentials admin:X", a key passed to an SDK client
-(`cohere.ClientV2("<key>")`) and a bare 40-character AWS secret key next to its key id.
-Every pattern is bounded, so a scan stays linear.
+(`cohere.ClientV2("<key>")`) and a bare 40-character AWS secret key next to its key id:
+the `prose` rules of `rules.toml`, with their judges here. Every pattern is bounded, so a
+scan stays linear.
 """
 
 from __future__ import annotations
@@ -11,57 +12,23 @@ from __future__ import annotations
 import re
 
 from .engine import (
-    QUOTED_OR_WORD,
     SECRETISH_CHAR,
-    ContextRule,
-    Rule,
     Seen,
     Span,
+    class_switches,
     has_digit,
     has_inner_capital,
     is_code_reference,
     is_mixed,
     is_path,
     is_placeholder,
+    load_rules,
     looks_random,
     value_span,
 )
 
 # --- passwords in sentences ---------------------------------------------------------------
 
-# the word for a password, also in French, German, Spanish, Portuguese and Dutch
-_PASSWORD_WORD = (
-    r"pass(?:word|wd|phrase|code)|pwd|pw|mot[ \t]+de[ \t]+passe|passwort|kennwort"
-    r"|contrase(?:ñ|n)a|senha|wachtwoord"
-)
-_PROSE_PASSWORD = re.compile(
-    rf"""
-    \b(?P<word>{_PASSWORD_WORD})\b
-    (?:
-        (?:[ \t]+(?:for|of|on|to)(?:[ \t]+[^\s]{{1,64}}){{1,4}})?
-        [ \t]+(?:
-            (?:(?:is|was|has[ \t]+been|got)[ \t]+)?(?:set|changed|reset|updated)[ \t]+to
-          | (?:is|was|est|ist|es)(?:[ \t]+(?:now|still|just|currently|temporarily))?
-        )
-        [ \t]*+:?[ \t]*+
-      | (?:[ \t]+(?:for|of|on|to)(?:[ \t]+[^\s.,;:!?]{{1,64}}){{1,4}})?[ \t]*+(?P<colon>:)[ \t]*+
-      | (?P<bare>[ \t]+)
-    )
-    {QUOTED_OR_WORD}
-    """,
-    re.IGNORECASE | re.VERBOSE,
-)
-_PROSE_CREDENTIALS = re.compile(
-    r"\b(?:credentials?|creds)(?:[ \t]+(?:are|is|were|was))?(?:[ \t]*+:)?[ \t]++"
-    r"[^\s:/@\[\]\"'`]{1,64}+:(?P<uv>[^\s\"'`]{1,256}+)",
-    re.IGNORECASE,
-)
-# "the login is admin / X", "creds: admin / X"
-_PROSE_LOGIN = re.compile(
-    r"\b(?:logins?|log-?in|credentials?|creds)(?:[ \t]+(?:is|are|was|were)|[ \t]*+:)[ \t]++"
-    rf"[^\s/:\[\]\"'`]{{1,64}}+[ \t]*+/[ \t]*+{QUOTED_OR_WORD}",
-    re.IGNORECASE,
-)
 _SENTENCE_END = re.compile(r"[.,;:?)\]]+$")
 _WITH_BEFORE = re.compile(r"\b(?:with|using)[ \t]+(?:the[ \t]+)?\Z", re.IGNORECASE)
 _UNIT_AFTER = re.compile(
@@ -71,7 +38,7 @@ _UNIT_AFTER = re.compile(
 )
 
 
-def _judge_prose_password(match: re.Match[str]) -> Span | None:
+def _judge_prose_password(kind: str, match: re.Match[str]) -> Span | None:
     """Accept the password in "the db password is X", "log in with password X", "root pw
     on the NAS: X", "use the credentials admin:X", "the login is admin / X" if X looks
     like one.
@@ -99,44 +66,11 @@ def _judge_prose_password(match: re.Match[str]) -> Span | None:
             return None  # after a colon, `CamelCase` is a type (`pwd: ModuleType | None`)
         if not re.search("[A-Za-z]", value) and _UNIT_AFTER.match(text, end):
             return None
-    return None if is_placeholder(value) else ("password", start, end)
+    return None if is_placeholder(value) else (kind, start, end)
 
 
 # --- tokens, keys and secrets named in sentences -----------------------------------------
 
-# a quoted value or an unquoted word of 8+ characters (`value_span` reads it): shorter
-# ones are never judged, so most sentences ("my token is expired") cost one failed match
-_LONG_VALUE = (
-    r"(?:\"(?P<dq>[^\"\n]{8,256}+)\"|'(?P<sq>[^'\n]{8,256}+)'|`(?P<bq>[^`\n]{8,256}+)`"
-    r"|(?P<uv>[^\s\"'`]{8,256}+))"
-)
-# "my token is X", "the API key for staging is X", "here's the access token: X", "our
-# webhook signing secret was X", "password - X": found by the noun, which opens with one
-# of a few letters (a scan for those is fast; the look-behind after it stands for `\b`);
-# the words before the noun are read by the judge
-_PROSE_SECRET = re.compile(
-    rf"""
-    (?P<noun>[TtKkSsCcPp](?<![\w][TtKkSsCcPp])
-        (?i:oken|ey|ecret|redentials?|ass(?:word|wd|phrase|code)|wd?))
-    (?i:
-        \b
-        (?:
-            (?:[ \t]+(?:for|of|on|to|from|in)(?:[ \t]+[^\s]{{1,64}}){{1,4}}?)?
-            [ \t]+(?:
-                (?:(?:is|was|has[ \t]+been)[ \t]+)?(?:set|changed|reset|updated|rotated)[ \t]+to
-              | (?:is|was|are|were)(?:[ \t]+(?:now|still|just|currently|actually))?
-              | (?:->|-|\u2013|\u2014|\u2192)
-            )
-            [ \t]*+:?
-          | [ \t]*+(?P<colon>[:=])
-          | (?P<bare>[ \t]+)
-        )
-        [ \t]*+
-        {_LONG_VALUE}
-    )
-    """,
-    re.VERBOSE,
-)
 # a `key` is a credential's with a qualifier ("api key", "license key") or an owner ("my
 # key", "our geocoder key"); "the key is to test early", "the primary key is id" are not
 _KEY_QUALIFIER = re.compile(
@@ -171,12 +105,6 @@ _MASK_RUN = re.compile("[*\u2022]{4}|[xX]{6}")
 _UPPER = re.compile("[A-Z]")
 _LOWER = re.compile("[a-z]")
 _ALNUM_RUN = re.compile("[A-Za-z0-9]{6,}")
-_CLASS_SWITCH = re.compile("[a-z](?=[A-Z0-9])|[A-Z](?=[a-z0-9])|[0-9](?=[A-Za-z])")
-
-
-def _switches(value: str) -> int:
-    """How often `value` switches between small letters, capitals and digits."""
-    return len(_CLASS_SWITCH.findall(value))
 
 
 def looks_like_credential(value: str) -> bool:
@@ -204,21 +132,22 @@ def looks_like_credential(value: str) -> bool:
     if has_digit(value):
         if _SYMBOL.search(value):
             return True
-        return _switches(value) >= 3 or any(
-            _switches(run) >= 2 for run in _ALNUM_RUN.findall(value)
+        return class_switches(value) >= 3 or any(
+            class_switches(run) >= 2 for run in _ALNUM_RUN.findall(value)
         )
     both_cases = _UPPER.search(value) is not None and _LOWER.search(value) is not None
-    return len(value) >= 16 and both_cases and _switches(value) >= 0.4 * len(value)
+    return len(value) >= 16 and both_cases and class_switches(value) >= 0.4 * len(value)
 
 
-def _judge_prose_secret(match: re.Match[str]) -> Span | None:
+def _judge_prose_secret(kind: str, match: re.Match[str]) -> Span | None:
     """Accept the value after a phrase naming a credential ("my token is X", "the api key:
-    X", "here's the access token X", "password - X") when it looks like one."""
+    X", "here's the access token X", "password - X") when it looks like one; the kind is
+    the noun's (a token, an API key, a secret, else `kind`)."""
     value, start, end = value_span(match)
     if match["uv"] is not None:
         value = _SENTENCE_END.sub("", value)
         end = start + len(value)
-    if not _may_be_credential(value):
+    if len(value) < 8 or value != value.strip() or (len(value) < 16 and not has_digit(value)):
         return None  # most candidates are words ("is expired"): judged without the context
     text = match.string
     noun = match["noun"].lower()
@@ -229,86 +158,40 @@ def _judge_prose_secret(match: re.Match[str]) -> Span | None:
         return None
     if _NOT_A_CREDENTIAL.search(before) or not looks_like_credential(value):
         return None
-    return _noun_kind(noun), start, end
-
-
-def _may_be_credential(value: str) -> bool:
-    """A quick first test: 8+ characters, no outer spaces, and a digit or 16+ characters."""
-    return len(value) >= 8 and value == value.strip() and (len(value) >= 16 or has_digit(value))
-
-
-def _noun_kind(noun: str) -> str:
-    """The kind of a credential named by `noun`: a token, an API key, a secret or a password."""
-    if noun.startswith("cred"):
-        return "secret"
-    return _NOUN_KIND.get(noun, "password")
+    return ("secret" if noun.startswith("cred") else _NOUN_KIND.get(noun, kind)), start, end
 
 
 # --- a key passed to an SDK client ------------------------------------------------------
 
-# `cohere.ClientV2("<key>")`, `AsyncClient('<key>')`: a random quoted literal as a client's
-# first argument (`Client` first, so a scan for it is fast)
-_CLIENT_KEY = re.compile(
-    r"Client(?:V[0-9])?\([ \t]*+(?P<q>[\"'])(?P<v>[A-Za-z0-9]{32,128}+)(?P=q)[ \t]*+[,)]"
-)
 
-
-def _judge_client_key(match: re.Match[str]) -> Span | None:
+def _judge_client_key(kind: str, match: re.Match[str]) -> Span | None:
     """Accept a client's first argument when it mixes digits and both cases (a key, not a
     project name, a hex digest or a URL)."""
-    return ("api-key", *match.span("v")) if looks_random(match["v"], 3) else None
+    return (kind, *match.span("v")) if looks_random(match["v"], 3) else None
 
 
 # --- a bare AWS secret key next to its key id --------------------------------------------
 
-# a whole word: never the start of a name such as `<40 chars>_secret`, which the
-# assignments (applied before) have judged whole
-_AWS_SECRET_BARE = re.compile(
-    r"(?<![A-Za-z0-9/+=_.\-])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=_\-]|\.[A-Za-z0-9_])"
-)
 _AWS_CONTEXT = re.compile(
     r"(?:AKIA|ASIA)[A-Z0-9]{16}|\[REDACTED:aws-access-key-id\]|aws|secret", re.IGNORECASE
 )
 
 
-def _judge_bare_aws_secret(match: re.Match[str], seen: Seen) -> Span | None:
+def _judge_bare_aws_secret(kind: str, match: re.Match[str], seen: Seen) -> Span | None:
     """Accept 40 mixed base64 characters with an AWS key id, `aws` or `secret` on their
     line or the line before or after."""
     if not is_mixed(match[0]) or not seen(_AWS_CONTEXT).around(*match.span(), lines=1):
         return None
-    return ("aws-secret-key", *match.span())
+    return (kind, *match.span())
 
 
-PROSE_RULES = (
-    Rule(
-        _PROSE_PASSWORD,
-        _judge_prose_password,
-        ("pass", "pw", "kennwort", "contrase", "senha", "wachtwoord"),
-    ),
-    Rule(_PROSE_CREDENTIALS, _judge_prose_password, ("cred",)),
-    Rule(_PROSE_LOGIN, _judge_prose_password, ("login", "log-in", "cred")),
-    Rule(_CLIENT_KEY, _judge_client_key, ("client",)),
-    ContextRule(
-        _AWS_SECRET_BARE,
-        _judge_bare_aws_secret,
-        ("akia", "asia", "aws", "secret"),
-        keep="aws-access-key-id",
-    ),
-    Rule(
-        _PROSE_SECRET,
-        _judge_prose_secret,
-        (
-            "token",
-            "key",
-            "secret",
-            "cred",
-            "pass",
-            "pw",
-            "kennwort",
-            "contrase",
-            "senha",
-            "wachtwoord",
-        ),
-    ),
+PROSE_RULES = load_rules(
+    "prose",
+    {
+        "prose_password": _judge_prose_password,
+        "client_key": _judge_client_key,
+        "bare_aws_secret": _judge_bare_aws_secret,
+        "prose_secret": _judge_prose_secret,
+    },
 )
 """Secrets in sentences, applied after the assignments."""

@@ -1,7 +1,8 @@
 """The rule engine and the value tests every redaction rule shares (see `redact.py`).
 
 A rule is a pattern, a judge that turns a match into a span to replace (or `None`) and
-needles that must occur in the text for the rule to run at all. Judges lean on the
+needles that must occur in the text for the rule to run at all; the patterns and needles
+live in `rules.toml` (`load_rules`), the judges beside the rules. Judges lean on the
 value tests here to keep look-alikes: placeholders, references to a secret manager,
 code references, small numbers, public tokens and tokens that do not look random
 (`sk_live_xxxxxxxx`).
@@ -10,15 +11,16 @@ code references, small numbers, public tokens and tokens that do not look random
 from __future__ import annotations
 
 import re
+import tomllib
 from bisect import bisect_left
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from functools import cache, partial
+from pathlib import Path
 
 Span = tuple[str, int, int]
 """A verdict: (kind, start, end) of the text to replace."""
-
-Judge = Callable[[re.Match[str]], Span | None]
 
 MARKER_PREFIX = "[REDACTED:"
 
@@ -38,15 +40,9 @@ _PLACEHOLDER_WORDS = frozenset(
 # where a secret is kept, not the secret: 1Password, Vault, vals, AWS Secrets Manager and
 # Parameter Store, Google Secret Manager, Azure Key Vault references
 _SECRET_REFERENCE = re.compile(
-    r"""
-      op://
-    | vault:
-    | ref\+[a-z0-9]{1,16}+://
-    | arn:aws[a-z\-]{0,16}+:(?:secretsmanager|ssm):
-    | projects/[^/\s]{1,128}+/secrets/
-    | @Microsoft\.KeyVault\(
-    """,
-    re.IGNORECASE | re.VERBOSE,
+    r"op://|vault:|ref\+[a-z0-9]{1,16}+://|arn:aws[a-z\-]{0,16}+:(?:secretsmanager|ssm):"
+    r"|projects/[^/\s]{1,128}+/secrets/|@Microsoft\.KeyVault\(",
+    re.IGNORECASE,
 )
 # public by design: Mapbox public tokens, Stripe publishable keys
 _PUBLIC_TOKEN = re.compile(r"pk\.eyJ|pk_(?:live|test)_")
@@ -154,7 +150,7 @@ def _is_generated_part(part: str) -> bool:
     every other character (a random one does at 6 in 10, `MLKEM768X25519PrivateKey` at 3)."""
     if len(part) < 16 or not is_mixed(part):
         return False
-    return len(_CLASS_CHANGE.findall(part)) >= 0.45 * (len(part) - 1)
+    return class_switches(part) >= 0.45 * (len(part) - 1)
 
 
 def trim_unquoted(value: str) -> str:
@@ -171,6 +167,11 @@ def trim_unquoted(value: str) -> str:
             break
         value = value[:-1]
     return value
+
+
+def class_switches(value: str) -> int:
+    """How often `value` switches between small letters, capitals and digits."""
+    return len(_CLASS_CHANGE.findall(value))
 
 
 def has_digit(value: str) -> bool:
@@ -242,24 +243,14 @@ class LineContext:
 
 # --- values in commands and sentences ---------------------------------------------------
 
-QUOTED = r"\"(?P<dq>[^\"\n]{1,256}+)\"|'(?P<sq>[^'\n]{1,256}+)'|`(?P<bq>[^`\n]{1,256}+)`"
-"""A quoted value (groups `dq`, `sq`, `bq`), for `value_span`."""
-
-QUOTED_OR_WORD = rf"(?:{QUOTED}|(?P<uv>[^\s\"'`]{{1,256}}+))"
-"""A quoted value or an unquoted word (group `uv`)."""
-
-QUOTED_OR_ARG = rf"(?:{QUOTED}|(?P<uv>[^\s\"'`;|&]{{1,256}}+))"
-"""A quoted value or a shell argument: an unquoted one ends at `;`, `|` and `&` too, so
-redacting one never joins two commands."""
-
-
 _LONG_WORD_TAIL = re.compile(r"[^\s\"'`;|&()<>\[\]]*+")
 """What may follow an unquoted value its pattern cut at 256 characters (no separator, no
 bracket, so never a marker)."""
 
 
 def value_span(match: re.Match[str]) -> tuple[str, int, int]:
-    """The value of a `QUOTED_OR_WORD`/`QUOTED_OR_ARG` (or `uv`-only) match and its span;
+    """The value of a match of the `quoted_or_word`/`quoted_or_arg` fragments of `rules.toml`
+    (a quoted value in group `dq`, `sq` or `bq`, an unquoted one in `uv`) and its span;
     an unquoted value ends at a marker. One cut at 256 characters runs on to the end of
     its word: replacing only its head would leave a tail that a second pass might read as
     a token of its own."""
@@ -292,6 +283,10 @@ def splice(text: str, spans: Iterable[Span], counts: Counter[str]) -> str:
     return "".join(parts)
 
 
+Seen = Callable[[re.Pattern[str]], LineContext]
+"""For a context pattern, where it occurs in the text being judged (built once)."""
+
+
 @dataclass(frozen=True)
 class Rule:
     """A pattern, a judge turning a match into a span to replace (or None), and needles.
@@ -300,46 +295,16 @@ class Rule:
     input (with `exact`, one of its needles in the text as it is now, markers included).
     After an accepted span the search resumes at its end, after a rejected match at the
     match's end (a judged value may sit in a look-ahead, so a rejection never hides the
-    text after the separator).
+    text after the separator). With `context`, the judge also gets `seen`: `seen(pattern)`
+    is that pattern's `LineContext` in the text (markers of kind `keep` count), built the
+    first time it is asked for.
     """
 
     pattern: re.Pattern[str]
-    judge: Judge
+    judge: Callable[..., Span | None]
     needles: tuple[str, ...]
     exact: bool = False
-
-    def apply(self, text: str, lowered: str, counts: Counter[str]) -> str:
-        """Replace every accepted, non-overlapping span of `text`; count it."""
-        haystack = text if self.exact else lowered
-        if not any(needle in haystack for needle in self.needles):
-            return text
-        spans: list[Span] = []
-        position = 0
-        while (match := self.pattern.search(text, position)) is not None:
-            verdict = self.judge(match)
-            position = max(match.end(), match.start() + 1)
-            if verdict is not None:
-                spans.append(verdict)
-                position = max(verdict[2], position)
-        return splice(text, spans, counts)
-
-
-Seen = Callable[[re.Pattern[str]], LineContext]
-"""For a context pattern, where it occurs in the text being judged (built once)."""
-
-
-@dataclass(frozen=True)
-class ContextRule:
-    """A rule whose judge may also ask where context patterns occur around its candidate.
-
-    The judge gets the match and `seen`: `seen(pattern)` is that pattern's `LineContext`
-    in the text, built the first time it is asked for. Otherwise like `Rule`.
-    """
-
-    pattern: re.Pattern[str]
-    judge: Callable[[re.Match[str], Seen], Span | None]
-    needles: tuple[str, ...]
-    exact: bool = False
+    context: bool = False
     keep: str = ""
 
     def apply(self, text: str, lowered: str, counts: Counter[str]) -> str:
@@ -347,30 +312,52 @@ class ContextRule:
         haystack = text if self.exact else lowered
         if not any(needle in haystack for needle in self.needles):
             return text
-        contexts: dict[re.Pattern[str], LineContext] = {}
-
-        def seen(pattern: re.Pattern[str]) -> LineContext:
-            if pattern not in contexts:
-                contexts[pattern] = LineContext(text, pattern, keep=self.keep)
-            return contexts[pattern]
-
-        rule = Rule(self.pattern, lambda match: self.judge(match, seen), self.needles, self.exact)
-        return rule.apply(text, lowered, counts)
-
-
-def group(kind: str, name: str | int = 0) -> Judge:
-    """A judge that always accepts, replacing group `name`."""
-
-    def judge(match: re.Match[str]) -> Span | None:
-        return (kind, *match.span(name))
-
-    return judge
+        judge = self.judge
+        if self.context:
+            seen = cache(lambda pattern: LineContext(text, pattern, keep=self.keep))
+            judge = partial(judge, seen=seen)
+        spans: list[Span] = []
+        position = 0
+        while (match := self.pattern.search(text, position)) is not None:
+            verdict = judge(match)
+            position = max(match.end(), match.start() + 1)
+            if verdict is not None:
+                spans.append(verdict)
+                position = max(verdict[2], position)
+        return splice(text, spans, counts)
 
 
-def group_if(kind: str, test: Callable[[str], bool], name: str | int = 0) -> Judge:
-    """A judge that accepts when `test(group text)` holds, replacing group `name`."""
+def token(
+    kind: str, match: re.Match[str], *, classes: int = 2, group: str | int = 0
+) -> Span | None:
+    """The default judge: replace `group` (the whole match) if the token's body, its first
+    group that took part (else the match), mixes `classes` kinds of character (`looks_random`)."""
+    body = next((part for part in match.groups() if part), match[0])
+    return (kind, *match.span(group)) if looks_random(body, classes) else None
 
-    def judge(match: re.Match[str]) -> Span | None:
-        return (kind, *match.span(name)) if test(match.group(name)) else None
 
-    return judge
+TABLES = tomllib.loads(Path(__file__).with_name("rules.toml").read_text(encoding="utf-8"))
+"""The pattern tables of `rules.toml`, by family."""
+
+_FRAGMENT = re.compile(r"\{([a-z_]+)\}")
+
+
+def _expand(pattern: str) -> str:
+    """`pattern` with each `{name}` of a fragment of `rules.toml` written out."""
+    return _FRAGMENT.sub(lambda found: _expand(TABLES["fragments"][found[1]]), pattern)
+
+
+def load_rules(family: str, judges: Mapping[str, Callable[..., Span | None]]) -> tuple[Rule, ...]:
+    """The rules of `family` in `rules.toml`, in order: each judged by `token` (with its
+    `classes` and `group`), or by the judge it names in `judges`, given its kind first."""
+    rules = []
+    for spec in TABLES[family]:
+        if "judge" in spec:
+            judge = partial(judges[spec["judge"]], spec["kind"])
+        else:
+            options = {key: spec[key] for key in ("classes", "group") if key in spec}
+            judge = partial(token, spec["kind"], **options)
+        pattern = re.compile(_expand(spec["pattern"]))
+        options = {key: spec[key] for key in ("exact", "context", "keep") if key in spec}
+        rules.append(Rule(pattern, judge, tuple(spec["needles"]), **options))
+    return tuple(rules)

@@ -160,90 +160,36 @@ from .commands import COMMAND_RULES
 from .context import PROSE_RULES
 from .engine import marker
 from .platforms import PLATFORM_RULES, PLATFORM_SECRET_RULES
-from .tokens import BARE_AUTH_RULE, ENCODED_KEY_RULE, TOKEN_RULES, redact_pem
-from .vendors import OWN_RULES, PLUGIN_RULES, TWILIO_SECRET_RULE
+from .tokens import BARE_AUTH_RULES, TOKEN_RULES, redact_pem
+from .vendors import OWN_RULES, PLUGIN_RULES, TWILIO_SECRET_RULES
 
 __all__ = ["REDACTION_KINDS", "Redaction", "marker", "redact", "redact_all"]
 
-REDACTION_KINDS: tuple[str, ...] = (
-    "private-key",
-    "slack-webhook",
-    "discord-webhook",
-    "url-password",
-    "anthropic-key",
-    "openai-key",
-    "github-token",
-    "slack-token",
-    "google-api-key",
-    "aws-access-key-id",
-    "jwt",
-    "auth-header",
-    "teams-webhook",
-    "wecom-webhook",
-    "sentry-dsn",
-    "sentry-token",
-    "square-key",
-    "facebook-token",
-    "newrelic-key",
-    "firebase-key",
-    "google-oauth",
-    "alibaba-key",
-    "alibaba-secret",
-    "tencent-key",
-    "tencent-secret",
-    "wechat-secret",
-    "postman-key",
-    "azure-ad-secret",
-    "azure-devops-pat",
-    "atlassian-token",
-    "twilio-key",
-    "stripe-key",
-    "azure-key",
-    "sendgrid-key",
-    "discord-token",
-    "gitlab-token",
-    "telegram-token",
-    "pypi-token",
-    "mailchimp-key",
-    "webhook-secret",
-    "azure-sas",
-    "npm-token",
-    "huggingface-token",
-    "mailgun-key",
-    "digitalocean-token",
-    "databricks-token",
-    "vault-token",
-    "shopify-token",
-    "age-key",
-    "langsmith-key",
-    "linear-key",
-    "notion-token",
-    "airtable-token",
-    "grafana-token",
-    "mapbox-token",
-    "pulumi-token",
-    "doppler-token",
-    "terraform-token",
-    "vault-unseal-key",
-    "password",
-    "docker-auth",
-    "token",
-    "api-key",
-    "gcp-key-id",
-    "aws-secret-key",
-    "secret",
+REDACTION_KINDS: tuple[str, ...] = tuple(
+    (
+        "private-key slack-webhook discord-webhook url-password anthropic-key openai-key "
+        "github-token slack-token google-api-key aws-access-key-id jwt auth-header "
+        "teams-webhook wecom-webhook sentry-dsn sentry-token square-key facebook-token "
+        "newrelic-key firebase-key google-oauth alibaba-key alibaba-secret tencent-key "
+        "tencent-secret wechat-secret postman-key azure-ad-secret azure-devops-pat "
+        "atlassian-token twilio-key stripe-key azure-key sendgrid-key discord-token "
+        "gitlab-token telegram-token pypi-token mailchimp-key webhook-secret azure-sas "
+        "npm-token huggingface-token mailgun-key digitalocean-token databricks-token "
+        "vault-token shopify-token age-key langsmith-key linear-key notion-token airtable-token "
+        "grafana-token mapbox-token pulumi-token doppler-token terraform-token vault-unseal-key "
+        "password docker-auth token api-key gcp-key-id aws-secret-key secret"
+    ).split()
 )
 """Every kind name a marker can carry; see the module docstring for what each covers."""
 
 _STEPS: tuple[Callable[[str, str, Counter[str]], str], ...] = (
     redact_pem,
-    ENCODED_KEY_RULE.apply,
     *(rule.apply for rule in TOKEN_RULES),
     *(rule.apply for rule in PLATFORM_RULES),
-    TWILIO_SECRET_RULE.apply,
+    *(rule.apply for rule in TWILIO_SECRET_RULES),
     *(rule.apply for rule in PLUGIN_RULES),
     *(rule.apply for rule in OWN_RULES),
-    BARE_AUTH_RULE.apply,
+    *(rule.apply for rule in BARE_AUTH_RULES),
     *(rule.apply for rule in COMMAND_RULES),
     ASSIGNMENT_RULE.apply,
     *(rule.apply for rule in PLATFORM_SECRET_RULES),
