@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -30,7 +31,7 @@ from ...state.ledger import LedgerEntry, LedgerMark, current_entries
 from ..redaction import redact
 from .extract import Fact, analyse, extract_facts
 from .lexicon import MEASURED_SLOTS
-from .recall import is_user_turn
+from .recall import is_user_turn, jaccard
 
 _WORD = re.compile(r"[a-z0-9]+(?:[._/-][a-z0-9]+)*")
 NEAR_DUPLICATE = 0.8
@@ -47,21 +48,13 @@ def entry_id(kind: str, text: str) -> str:
     return "l-" + hashlib.sha256(f"{kind}\n{canonical}".encode()).hexdigest()[:16]
 
 
-def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _same_as(fact: Fact, entries: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
-    """The entry that states the same thing (same id, or nearly the same words)."""
+def _restates(fact: Fact, entries: Sequence[dict[str, Any]]) -> bool:
+    """One of `entries` states the same thing (same id, or nearly the same words)."""
     words = _words(fact.text)
-    for entry in reversed(entries):
-        if entry["kind"] != fact.kind:
-            continue
-        other = _words(entry["text"])
-        union = words | other
-        if union and len(words & other) / len(union) >= NEAR_DUPLICATE:
-            return entry
-    return None
+    return any(
+        entry["kind"] == fact.kind and jaccard(words, _words(entry["text"])) >= NEAR_DUPLICATE
+        for entry in entries
+    )
 
 
 def _compared(values: Iterable[str], slot: str) -> set[str]:
@@ -75,15 +68,10 @@ def _compared(values: Iterable[str], slot: str) -> set[str]:
 _NUMBER = re.compile(r"[$€£]?\d[\d,]*(?:\.\d+)?")
 
 
-def _keys(values: Iterable[str]) -> set[str]:
+def _keys(values: Collection[str]) -> set[str]:
     """Values and the numbers they start with (`30days` is also `30`), commas out."""
-    keys = set()
-    for value in values:
-        keys.add(value.replace(",", ""))
-        number = _NUMBER.match(value)
-        if number:
-            keys.add(number.group(0).replace(",", ""))
-    return keys
+    numbers = [m.group(0) for m in map(_NUMBER.match, values) if m]
+    return {v.replace(",", "") for v in [*values, *numbers]}
 
 
 def replaced_by(fact: Fact, entries: Iterable[dict[str, Any]]) -> list[str]:
@@ -125,17 +113,15 @@ def make_entries(
 ) -> list[LedgerEntry]:
     """The entries `facts` add to `ledger` (its current entries read for what they replace;
     restatements of a current entry left out)."""
-    when = when or _now()
+    when = when or datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     known = [dict(e) for e in current_entries(list(ledger))]
     made: list[LedgerEntry] = []
     for fact in facts:
         text = counter.truncate(" ".join(redact(fact.text).text.split()), LEDGER_ENTRY_MAX_TOKENS)
         if not text:
             continue
-        fact = Fact(
-            fact.kind, text, fact.slot, fact.values, fact.replaced, fact.change, fact.negated
-        )
-        if _same_as(fact, known) is not None:
+        fact = replace(fact, text=text)
+        if _restates(fact, known):
             continue  # said before and still current: the older entry stands
         entry: dict[str, Any] = {
             "id": entry_id(fact.kind, text),
@@ -167,12 +153,10 @@ def unread_user_messages(
     messages: Sequence[BaseMessage], mark: LedgerMark | None
 ) -> list[BaseMessage]:
     """The user messages after the ledger's mark (all of the window's when it has none)."""
-    start = 0
-    if mark is not None:
-        for i in range(len(messages) - 1, -1, -1):
-            if messages[i].id == mark["upto"]:
-                start = i + 1
-                break
+    ids = [m.id for m in messages]
+    start = (
+        len(ids) - ids[::-1].index(mark["upto"]) if mark is not None and mark["upto"] in ids else 0
+    )
     return [m for m in messages[start:] if is_user_turn(m)]
 
 
@@ -187,16 +171,13 @@ def user_entries(
     unread = unread_user_messages(messages, mark)
     if not unread:
         return [], None
-    turns = mark["turns"] if mark is not None else 0
     made: list[LedgerEntry] = []
-    for message in unread:
-        turns += 1
+    for turn, message in enumerate(unread, start=mark["turns"] + 1 if mark is not None else 1):
         facts = extract_facts(message_text(message))
         made += make_entries(
-            facts, source="user", by="user", turn=turns, ledger=[*ledger, *made], counter=counter
+            facts, source="user", by="user", turn=turn, ledger=[*ledger, *made], counter=counter
         )
-    last = next((m.id for m in reversed(messages) if m.id), "")
-    return made, {"upto": last or "", "turns": turns}
+    return made, {"upto": next((m.id for m in reversed(messages) if m.id), ""), "turns": turn}
 
 
 def stated_entries(

@@ -25,39 +25,7 @@ import re
 from dataclasses import dataclass
 
 from ...state.defaults import LEDGER_ENTRIES_PER_MESSAGE
-from .lexicon import (
-    ARTIFACT_CUE,
-    CHANGE,
-    CODE,
-    CONSTRAINT,
-    DECISION,
-    ENV_NAME,
-    EXTENSION,
-    FORMATS,
-    GENERIC_ACRONYMS,
-    IDENTIFIER_CODE,
-    LEAD_IN,
-    MEASURED_SLOTS,
-    NARRATIVE,
-    NOT_PATHS,
-    NUMBER_UNIT,
-    PATH,
-    QUOTED,
-    REGION,
-    REPLACED_AFTER,
-    REPLACED_BEFORE,
-    SLOT_PATTERN,
-    SLOT_PHRASES,
-    SLOT_VALUES,
-    TECH_TERMS,
-    TECH_TOKEN,
-    TENTATIVE,
-    TICKET,
-    TIME_OR_DATE,
-    UNIT,
-    URL,
-    VERSION,
-)
+from . import lexicon
 
 MAX_STATEMENT_WORDS = 45
 """A longer statement is cut (the ledger keeps one line per entry)."""
@@ -208,7 +176,7 @@ def statements(text: str) -> list[str]:
 
 def _clean(statement: str) -> str:
     """The statement as the ledger shows it: lead-in words off, at most `MAX_STATEMENT_WORDS`."""
-    cleaned = LEAD_IN.sub("", statement).strip(" ,;:-") or statement
+    cleaned = lexicon.LEAD_IN.sub("", statement).strip(" ,;:-") or statement
     words = cleaned.split()
     if len(words) > MAX_STATEMENT_WORDS:
         cleaned = " ".join(words[:MAX_STATEMENT_WORDS]) + " …"
@@ -217,7 +185,7 @@ def _clean(statement: str) -> str:
 
 def _is_path(candidate: str) -> bool:
     bare = candidate.rstrip(".,;:")
-    if bare.lower() in NOT_PATHS or not re.search(r"[A-Za-z]", bare) or len(bare) < 4:
+    if bare.lower() in lexicon.NOT_PATHS or not re.search(r"[A-Za-z]", bare) or len(bare) < 4:
         return False
     if "/" not in bare:
         return True  # a file name with a known extension, or Dockerfile-like
@@ -225,7 +193,7 @@ def _is_path(candidate: str) -> bool:
     if not parts or re.fullmatch(r"[\d/.:-]+", bare):
         return False  # a date or a ratio
     return (
-        bool(EXTENSION.search(parts[-1]))
+        bool(lexicon.EXTENSION.search(parts[-1]))
         or bare.startswith(("/", "./", "../", "~/", "."))
         or len(parts) >= 3
         or bare.endswith("/")
@@ -235,30 +203,28 @@ def _is_path(candidate: str) -> bool:
 def artifacts_in(statement: str) -> list[str]:
     """Paths, URLs, tickets, environment names, code spans that name something, regions and
     versions."""
-    found: list[str] = []
-    urls = [u.rstrip(".,;:!?") for u in URL.findall(statement)]
-    found += urls
-    rest = URL.sub(" ", statement)
-    found += [p.rstrip(".,;:") for p in PATH.findall(rest) if _is_path(p)]
-    found += [c.strip() for c in CODE.findall(rest) if IDENTIFIER_CODE.match(c.strip())]
-    for pattern in (TICKET, ENV_NAME, REGION, VERSION):
-        found += [m.group(0) for m in pattern.finditer(rest)]
-    unique: list[str] = []
+    found = [u.rstrip(".,;:!?") for u in lexicon.URL.findall(statement)]
+    rest = lexicon.URL.sub(" ", statement)
+    found += [p.rstrip(".,;:") for p in lexicon.PATH.findall(rest) if _is_path(p)]
+    found += [
+        c.strip() for c in lexicon.CODE.findall(rest) if lexicon.IDENTIFIER_CODE.match(c.strip())
+    ]
+    for pattern in (lexicon.TICKET, lexicon.ENV_NAME, lexicon.REGION, lexicon.VERSION):
+        found += pattern.findall(rest)
+    unique: dict[str, str] = {}  # case aside, the first spelling
     for item in found:
-        if item and item.lower() not in (u.lower() for u in unique):
-            unique.append(item)
-    return unique
+        unique.setdefault(item.lower(), item)
+    return list(unique.values())
 
 
 def technical_tokens(statement: str) -> list[str]:
     """Names of products, settings and identifiers (`OpenSearch`, `cart_sid`, `W3C`), code
     spans and messages aside."""
-    rest = CODE.sub(" ", URL.sub(" ", statement))
+    rest = lexicon.CODE.sub(" ", lexicon.URL.sub(" ", statement))
     return [
-        m.group(0)
-        for m in TECH_TOKEN.finditer(rest)
-        if m.group(0).rstrip("s").upper() not in GENERIC_ACRONYMS
-        and m.group(0).upper() not in GENERIC_ACRONYMS
+        token
+        for token in lexicon.TECH_TOKEN.findall(rest)
+        if lexicon.GENERIC_ACRONYMS.isdisjoint({token.upper(), token.rstrip("s").upper()})
     ]
 
 
@@ -267,30 +233,26 @@ def _slot(statement: str) -> tuple[str, list[str]]:
     value counts twice, a word naming the slot once."""
     scores: dict[str, int] = {}
     values: dict[str, list[str]] = {}
-    for match in SLOT_PATTERN.finditer(statement):
+    for match in lexicon.SLOT_PATTERN.finditer(statement):
         phrase = match.group(1).lower()
         if match.group(2) and len(phrase) <= 3:
             continue
-        for slot, is_value in SLOT_PHRASES.get(phrase, []):
+        for slot, is_value in lexicon.SLOT_PHRASES.get(phrase, []):
             scores[slot] = scores.get(slot, 0) + (2 if is_value else 1)
             if is_value:
                 values.setdefault(slot, []).append(phrase)
-    for match in REGION.finditer(statement):
+    for match in lexicon.REGION.finditer(statement):
         scores["region"] = scores.get("region", 0) + 2
         values.setdefault("region", []).append(match.group(0).lower())
     if not scores:
         return "", []
-    best = max(scores, key=lambda slot: (scores[slot], -list(scores).index(slot)))
+    best = max(scores, key=scores.__getitem__)  # the first named wins a tie
     return best, _without_contained(list(dict.fromkeys(values.get(best, []))))
 
 
 def _without_contained(values: list[str]) -> list[str]:
     """`postgres` and `postgresql` named once are one value: the longer is kept."""
-    kept = []
-    for value in values:
-        if not any(value != other and value in other for other in values):
-            kept.append(value)
-    return kept
+    return [v for v in values if not any(v != other and v in other for other in values)]
 
 
 _REPLACED_NUMBER = re.compile(
@@ -305,46 +267,47 @@ def _replaced(statement: str, values: list[str]) -> list[str]:
         for match in re.finditer(rf"(?<![\w.-]){re.escape(value)}(?![\w-])", statement, re.I):
             before = statement[max(0, match.start() - 40) : match.start()]
             after = statement[match.end() : match.end() + 30]
-            if REPLACED_BEFORE.search(before) or REPLACED_AFTER.match(after):
+            if lexicon.REPLACED_BEFORE.search(before) or lexicon.REPLACED_AFTER.match(after):
                 out.append(value)
                 break
     return out
 
 
 def _numbers(statement: str) -> list[str]:
-    return ["".join(m.group(0).lower().split()) for m in NUMBER_UNIT.finditer(statement)]
+    return ["".join(m.group(0).lower().split()) for m in lexicon.NUMBER_UNIT.finditer(statement)]
 
 
 def _settled(statement: str) -> str | None:
     """The kind of settled thing a statement is, or None."""
-    if TENTATIVE.search(statement) or _HANDOVER_REQUEST.search(statement):
+    if lexicon.TENTATIVE.search(statement) or _HANDOVER_REQUEST.search(statement):
         return None
-    firm = bool(CHANGE.search(statement) or _STRONG_DECISION.search(statement))
-    story = bool(NARRATIVE.search(statement)) or (
-        bool(_TROUBLE.search(statement)) and not (TICKET.search(statement) or URL.search(statement))
+    firm = bool(lexicon.CHANGE.search(statement) or _STRONG_DECISION.search(statement))
+    story = bool(lexicon.NARRATIVE.search(statement)) or (
+        bool(_TROUBLE.search(statement))
+        and not (lexicon.TICKET.search(statement) or lexicon.URL.search(statement))
     )
     if (story and not firm) or _FIRST_PERSON.match(statement) or _OUTPUT.search(statement):
         return None
     artifacts = artifacts_in(statement)
-    numbers = _numbers(statement) + [m.group(0) for m in TIME_OR_DATE.finditer(statement)]
+    numbers = _numbers(statement) + lexicon.TIME_OR_DATE.findall(statement)
     slot, values = _slot(statement)
-    pointers = [a for a in artifacts if not _is_path(a) or URL.match(a)]
+    formats = lexicon.FORMATS.search(statement)
     named = bool(
-        pointers
+        any(not _is_path(a) or lexicon.URL.match(a) for a in artifacts)
         or _HTTP_STATUS.search(statement)
         or _COMPOUND.search(statement)
-        or TECH_TERMS.search(statement)
-        or FORMATS.search(statement)
+        or lexicon.TECH_TERMS.search(statement)
+        or formats
         or technical_tokens(statement)
-        or QUOTED.search(statement)
+        or lexicon.QUOTED.search(statement)
         or _NAMING.search(statement)
     )
     substance = bool(artifacts or numbers or named or values)
     words = len(statement.split())
-    if DECISION.search(statement):
+    if lexicon.DECISION.search(statement):
         if substance or slot or (_STRONG_DECISION.search(statement) and words >= 5):
             return "decision"
-    if CONSTRAINT.search(statement):
+    if lexicon.CONSTRAINT.search(statement):
         if substance or slot or (_STRONG_CONSTRAINT.search(statement) and words >= 6):
             return "constraint"
     if _WE_DONT.search(statement) and words >= 5:
@@ -353,13 +316,13 @@ def _settled(statement: str) -> str | None:
         return "constraint"
     if _LABEL_VALUE.match(statement) and words >= 4:
         return "decision"
-    if slot and (values or numbers or FORMATS.search(statement)) and _COPULA.search(statement):
-        return "constraint" if slot in MEASURED_SLOTS else "decision"
+    if slot and (values or numbers or formats) and _COPULA.search(statement):
+        return "constraint" if slot in lexicon.MEASURED_SLOTS else "decision"
     if numbers and words >= 4:
         return "constraint"
     if (named or values) and words >= 4:
         return "decision"
-    if artifacts and (ARTIFACT_CUE.search(statement) or words <= 4):
+    if artifacts and (lexicon.ARTIFACT_CUE.search(statement) or words <= 4):
         return "artifact"
     return None
 
@@ -383,8 +346,8 @@ def _named(statement: str) -> list[str]:
     numbers with units, times and decimals, formats and technical tokens."""
     _, values = _slot(statement)
     extra = [a.lower() for a in artifacts_in(statement)] + _numbers(statement)
-    extra += [m.group(0).lower() for m in TIME_OR_DATE.finditer(statement)]
-    extra += [m.group(0).lower() for m in FORMATS.finditer(statement)]
+    for pattern in (lexicon.TIME_OR_DATE, lexicon.FORMATS):
+        extra += [m.lower() for m in pattern.findall(statement)]
     extra += [t.lower() for t in technical_tokens(statement)]
     extra += [m.group(1).lower() for m in _PROPER.finditer(statement)]
     return _without_contained(list(dict.fromkeys([*values, *extra])))
@@ -392,7 +355,7 @@ def _named(statement: str) -> list[str]:
 
 _PROPER = re.compile(r"(?<=\S )([A-Z][a-z]{2,}(?:[A-Z]\w*)?)\b")
 """A capitalised word inside a sentence: a product or a place (`Triton`, `Netherlands`)."""
-_UNIT = re.compile(rf"\d[\d,]*(?:\.\d+)?\s?({UNIT})\b", re.I)
+_UNIT = re.compile(rf"\d[\d,]*(?:\.\d+)?\s?({lexicon.UNIT})\b", re.I)
 
 
 def unit_slot(statement: str) -> str:
@@ -425,7 +388,7 @@ def analyse(text: str, kind: str) -> Fact:
     destination = _DESTINATION.search(statement)
     if destination:  # "moves to X": the slot's other values are the ones left behind
         goes_to = set(_named(destination.group(1)))
-        slot_values = SLOT_VALUES.get(slot, frozenset())
+        slot_values = lexicon.SLOT_VALUES.get(slot, frozenset())
         replaced += [v for v in named if v in slot_values and v not in goes_to]
     return Fact(
         kind=kind,
@@ -433,7 +396,7 @@ def analyse(text: str, kind: str) -> Fact:
         slot=slot,
         values=tuple(v for v in named if v not in replaced),
         replaced=tuple(dict.fromkeys(replaced)),
-        change=bool(replaced) or bool(CHANGE.search(statement)),
+        change=bool(replaced) or bool(lexicon.CHANGE.search(statement)),
         negated=negated_phrases(statement),
     )
 
@@ -446,7 +409,7 @@ def extract_facts(
     (for an agent's hand-back summary, whose specifics are its own report)."""
     if not isinstance(text, str) or not text.strip():
         return []
-    if cued and not (DECISION.search(text) or CONSTRAINT.search(text)):
+    if cued and not (lexicon.DECISION.search(text) or lexicon.CONSTRAINT.search(text)):
         return []
     found: list[Fact] = []
     for statement in statements(text):
@@ -456,16 +419,15 @@ def extract_facts(
             statement = head[0] if len(head) > 1 else ""
             if not statement:
                 continue
+        if cued and not (
+            lexicon.DECISION.search(statement) or lexicon.CONSTRAINT.search(statement)
+        ):
+            continue
         kind = _settled(statement)
-        if cued and not (DECISION.search(statement) or CONSTRAINT.search(statement)):
-            kind = None
         if kind is not None:
             found.append(analyse(statement, kind))
-    if len(found) > limit:
-        ranked = sorted(found, key=lambda f: f.kind == "artifact")
-        keep = {id(f) for f in ranked[:limit]}
-        found = [f for f in found if id(f) in keep]
-    return found
+    kept = {id(f) for f in sorted(found, key=lambda f: f.kind == "artifact")[:limit]}
+    return [f for f in found if id(f) in kept]
 
 
 def settled_lists(texts: list[str]) -> tuple[list[str], list[str]]:

@@ -40,7 +40,7 @@ from ...state.defaults import (
 from ...state.ledger import LedgerEntry, current_entries, usable_entries
 from ..briefing.writer import quoted_line
 from ..history.conversation import is_turn
-from .recall import TurnText, is_user_turn, rank, terms, turn_texts
+from .recall import TurnText, is_user_turn, jaccard, rank, terms, turn_texts
 
 CUT_MARKER = " … (cut; request_full_history() has it whole)"
 
@@ -77,14 +77,11 @@ def thread_memory(
         if isinstance(c, dict) and isinstance(c.get("turn"), int) and isinstance(c.get("text"), str)
     ]
     first_window = window[0].turn if window else 1 << 30
-    documents = [c for c in cards if c.turn < first_window] + window
-    recent_from = _first_recent_turn(window, include_recent_turns, messages)
-    request = next((message_text(m) for m in reversed(messages) if is_user_turn(m)), "")
     return ThreadMemory(
         ledger=usable_entries(ledger),
-        turns=documents,
-        recent_from=recent_from,
-        request=request,
+        turns=[c for c in cards if c.turn < first_window] + window,
+        recent_from=_first_recent_turn(window, include_recent_turns, messages),
+        request=next((message_text(m) for m in reversed(messages) if is_user_turn(m)), ""),
     )
 
 
@@ -107,11 +104,7 @@ def _first_recent_turn(
 def source_label(entry: LedgerEntry) -> str:
     """Where an entry came from, as the package says it."""
     source, by = entry.get("source", "user"), entry.get("by", "")
-    if source == "user":
-        return "user"
-    if source == "handover":
-        return f"{by} handover" if by else "handover"
-    return f"{by} {source}" if by else source
+    return f"{by} {source}" if by and source != "user" else source
 
 
 def ledger_line(entry: LedgerEntry, turns: dict[str, int] | None = None) -> str:
@@ -186,8 +179,7 @@ def fill_package(
     turns = {e["id"]: int(e.get("turn") or 0) for e in memory.ledger}
     candidates = [ledger_line(e) for e in ordered_entries(current, wanted)]
     # superseded entries last, newest first: they may hold what the change left standing
-    old = [e for e in reversed(entries) if e.get("status") == "superseded"]
-    former = [ledger_line(e, turns) for e in old]
+    former = [ledger_line(e, turns) for e in reversed(entries) if e.get("status") == "superseded"]
     filled = Filled(recent_turns=list(recent_turns))
     base = measure(filled)
     needed = sum(counter.count_text(line) + 1 for line in candidates) + 40 if candidates else 0
@@ -196,30 +188,20 @@ def fill_package(
         filled.recent_turns = _cut_turns(filled.recent_turns, base + reserve - budget, counter)
         base = measure(filled)
     room = budget - base - (40 if candidates or former else 0)
-    for line in candidates:
-        cost = counter.count_text(line) + 1
-        if cost <= room:
-            filled.ledger.append(line)
-            room -= cost
+    room = _fit(candidates, filled.ledger, room, counter)
     filled.omitted = len(candidates) - len(filled.ledger)
     if filled.omitted:
         room -= 25  # the line that names them
-    for line in former:
-        cost = counter.count_text(line) + 1
-        if cost <= room:
-            filled.ledger.append(line)
-            room -= cost
-    room -= 20  # the earlier turns' heading
+    room = _fit(former, filled.ledger, room, counter) - 20  # the earlier turns' heading
     picked = [
         s for s in rank(f"{query} {memory.request}", memory.turns) if s.turn < memory.recent_from
     ][:EARLIER_TURNS_MAX]
     picked = _distinct(picked, filled.recent_turns, filled.ledger)
-    for scored in sorted(picked, key=lambda s: s.turn):
-        line = counter.truncate(f"(turn {scored.turn}) {scored.text}", EARLIER_TURN_MAX_TOKENS)
-        cost = counter.count_text(line) + 2
-        if cost <= room:
-            filled.earlier.append(line)
-            room -= cost
+    earlier = [
+        counter.truncate(f"(turn {s.turn}) {s.text}", EARLIER_TURN_MAX_TOKENS)
+        for s in sorted(picked, key=lambda s: s.turn)
+    ]
+    _fit(earlier, filled.earlier, room, counter, extra=2)
     while measure(filled) > budget and (filled.earlier or filled.ledger or filled.omitted):
         if filled.earlier:
             filled.earlier.pop()
@@ -231,6 +213,19 @@ def fill_package(
     return filled
 
 
+def _fit(
+    lines: list[str], into: list[str], room: int, counter: TokenCounter, extra: int = 1
+) -> int:
+    """Adds to `into` each of `lines` that fits in `room` tokens (`extra` more for each), in
+    order; returns the room left."""
+    for line in lines:
+        cost = counter.count_text(line) + extra
+        if cost <= room:
+            into.append(line)
+            room -= cost
+    return room
+
+
 def _distinct(ranked: list[Any], recent: list[str], ledger: list[str]) -> list[Any]:
     """The best `EARLIER_TURNS_MAX` turns, leaving out one that says nearly what a recent turn
     or a better one already says (a question asked again adds nothing), or whose words the
@@ -240,7 +235,7 @@ def _distinct(ranked: list[Any], recent: list[str], ledger: list[str]) -> list[A
     kept = []
     for scored in ranked:
         words = set(terms(scored.text))
-        if any(words and len(words & s) / len(words | s) >= NEAR_SAME for s in seen):
+        if any(jaccard(words, s) >= NEAR_SAME for s in seen):
             continue
         said = " ".join(scored.text.lower().split())
         if any(q and q in said for q in quoted):
@@ -279,8 +274,5 @@ def _cut_turns(turns: list[str], excess: int, counter: TokenCounter) -> list[str
 def ledger_appendix(ledger: Any) -> str:
     """The whole current ledger, for stage 2 (what a package could not fit is here)."""
     entries = current_entries(ledger)
-    if not entries:
-        return ""
-    lines = [f"## Thread ledger (all {len(entries)} current entries, oldest first)"]
-    lines += [ledger_line(e) for e in entries]
-    return "\n".join(lines)
+    heading = f"## Thread ledger (all {len(entries)} current entries, oldest first)"
+    return "\n".join([heading, *map(ledger_line, entries)]) if entries else ""

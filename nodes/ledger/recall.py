@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -50,6 +50,12 @@ def stem(word: str) -> str:
     return word
 
 
+def jaccard(a: Set[str], b: Set[str]) -> float:
+    """Word overlap: the words two sets share over all their words (0 for two empty sets)."""
+    union = a | b
+    return len(a & b) / len(union) if union else 0.0
+
+
 @lru_cache(maxsize=8192)
 def _terms(text: str) -> tuple[str, ...]:
     return tuple(
@@ -68,14 +74,11 @@ def terms(text: str) -> list[str]:
 @dataclass(frozen=True)
 class TurnText:
     """One user turn as retrieval reads it: `text` is shown, `key` is what is matched (the
-    user's words and the start of each reply)."""
+    user's words and the start of each reply; empty: the text)."""
 
     turn: int
     text: str
     key: str = ""
-
-    def matched_text(self) -> str:
-        return self.key or self.text
 
 
 REPLY_KEY_CHARS = 100
@@ -134,7 +137,6 @@ class Scored:
     turn: int
     text: str
     score: float
-    matched: int
 
 
 @lru_cache(maxsize=8192)
@@ -153,7 +155,7 @@ def rank(query: str, documents: Sequence[TurnText], *, context: str = "") -> lis
     wanted = strong | weak
     if not strong or not documents:
         return []
-    bags = [_bag(d.matched_text()) for d in documents]
+    bags = [_bag(d.key or d.text) for d in documents]
     average = sum(length for _, length in bags) / len(bags)
     df = {t: sum(1 for bag, _ in bags if t in bag) for t in wanted}
     n = len(documents)
@@ -169,6 +171,6 @@ def rank(query: str, documents: Sequence[TurnText], *, context: str = "") -> lis
             tf = bag[t]
             weight = 1.0 if t in strong else 0.5
             score += weight * idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / average))
-        scored.append(Scored(doc.turn, doc.text, score, len(matched)))
+        scored.append(Scored(doc.turn, doc.text, score))
     scored.sort(key=lambda s: (-s.score, -s.turn))
     return scored
