@@ -17,17 +17,16 @@ from specialist_handover import Profile
 from specialist_handover.nodes.handover.transfer import handover_tools
 from specialist_handover.nodes.models.offline import OfflineChatModel
 from specialist_handover.nodes.models.offline.cues import choose_specialist
-from specialist_handover.nodes.models.offline.scorer import (
+from specialist_handover.nodes.models.offline.index import index_for
+from specialist_handover.nodes.models.offline.lexicon import (
     STOP_WORDS,
     SYNONYMS,
-    THRESHOLD,
-    index_for,
     is_ask,
-    is_chit_chat,
-    score_profiles,
     stem,
     synonyms_of,
 )
+from specialist_handover.nodes.models.offline.scorer import is_chit_chat, score_profiles
+from specialist_handover.nodes.models.offline.weights import THRESHOLD
 from specialist_handover.specialists import ORCHESTRATOR_PROFILE, builtin_profiles
 from specialist_handover.specialists.registry import resolve_profiles
 from tests.support.graphs import REQUESTS

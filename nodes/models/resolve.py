@@ -57,13 +57,8 @@ def _init_without_client_retries(spec: str) -> BaseChatModel:
 
 def _client_environment() -> tuple[tuple[str, str], ...]:
     """The environment a client reads its URL and key from: a change makes a new client."""
-    return tuple(
-        sorted(
-            (name, value)
-            for name, value in os.environ.items()
-            if name.endswith(("_API_KEY", "_BASE_URL", "_API_BASE", "_ENDPOINT"))
-        )
-    )
+    wanted = ("_API_KEY", "_BASE_URL", "_API_BASE", "_ENDPOINT")
+    return tuple(sorted((n, v) for n, v in os.environ.items() if n.endswith(wanted)))
 
 
 def check_model_spec(model: Any, profiles: ProfileRegistry) -> ModelSpec:
@@ -73,8 +68,7 @@ def check_model_spec(model: Any, profiles: ProfileRegistry) -> ModelSpec:
     if isinstance(model, Mapping):
         named: dict[str, BaseChatModel] = {}
         for key, value in model.items():
-            name = key if key == "default" else profiles.key(key, "model")
-            named[name] = value
+            named[key if key == "default" else profiles.key(key, "model")] = value
             if not isinstance(value, BaseChatModel):
                 raise TypeError(
                     f"model[{key!r}] must be a LangChain chat model, got {type(value).__name__}"
@@ -88,11 +82,8 @@ def check_model_spec(model: Any, profiles: ProfileRegistry) -> ModelSpec:
 
 def model_name(model: BaseChatModel) -> str | None:
     """The model's own name (`gpt-4o`), as LangChain integrations expose it, if any."""
-    for attr in ("model_name", "model", "model_id"):
-        value = getattr(model, attr, None)
-        if isinstance(value, str) and value:
-            return value
-    return None
+    names = (getattr(model, attr, None) for attr in ("model_name", "model", "model_id"))
+    return next((name for name in names if isinstance(name, str) and name), None)
 
 
 class ModelChoice:
@@ -117,11 +108,7 @@ class ModelChoice:
             return self.spec[profile]
         if self.declared(profile):
             return model_from_string(self.declared(profile), profiles=self.profiles)
-        if isinstance(self.spec, BaseChatModel):
-            return self.spec
-        if isinstance(self.spec, Mapping):
-            return self.spec.get("default")
-        return None
+        return self._built(profile)
 
     def uses_context_model(self) -> bool:
         """Whether some agent of this build talks to the model the run context names."""
@@ -143,5 +130,4 @@ class ModelChoice:
         if self.declared(profile) and not (isinstance(self.spec, Mapping) and profile in self.spec):
             return token_counter(self.declared(profile))
         fixed = self._built(profile)
-        name = model_name(fixed) if fixed is not None else ctx.model
-        return token_counter(name)
+        return token_counter(model_name(fixed) if fixed is not None else ctx.model)

@@ -65,13 +65,8 @@ WORKSPACE = ("list_files", "read_file", "search_files")
 def named_profiles(text: str, profiles: Mapping[str, Profile]) -> list[str]:
     """Profiles the text names outright (`security_data_engineer` or `security data engineer`)."""
     lowered = text.lower()
-    found = []
-    for name, profile in profiles.items():
-        if name in lowered or profile.title in lowered:
-            found.append(
-                (lowered.find(name) if name in lowered else lowered.find(profile.title), name)
-            )
-    return [name for _, name in sorted(found)]
+    found = [(lowered.find(n if n in lowered else p.title), n) for n, p in profiles.items()]
+    return [name for at, name in sorted(found) if at >= 0]
 
 
 def consult_request(text: str, *, profiles: Mapping[str, Profile]) -> tuple[list[str], str] | None:
@@ -138,10 +133,8 @@ def handover_targets(tools: Sequence[dict[str, Any]]) -> list[str] | None:
     for spec in tools:
         function = spec.get("function") or {}
         if function.get("name") == HANDOVER:
-            prop = ((function.get("parameters") or {}).get("properties") or {}).get(
-                "specialist_profile"
-            ) or {}
-            enum = prop.get("enum")
+            properties = (function.get("parameters") or {}).get("properties") or {}
+            enum = (properties.get("specialist_profile") or {}).get("enum")
             return [str(n) for n in enum] if isinstance(enum, list) else None
     return None
 
@@ -158,11 +151,9 @@ def tool_for_request(request: str, tools: dict[str, dict[str, Any]]) -> dict[str
     if "read_file" in tools and paths:
         return make_call("read_file", {"path": paths[0]})
     if "search_files" in tools and SEARCH_ASK.search(request):
-        quoted = QUOTED.search(request)
-        identifier = IDENTIFIER.search(request)
-        query = quoted.group(1) if quoted else identifier.group(1) if identifier else None
+        query = QUOTED.search(request) or IDENTIFIER.search(request)
         if query:
-            return make_call("search_files", {"query": query.removesuffix("()")})
+            return make_call("search_files", {"query": query.group(1).removesuffix("()")})
     if "list_files" in tools and LIST_FILES_ASK.search(request):
         return make_call("list_files", {})
     return None

@@ -68,15 +68,10 @@ class ExampleIndex:
     """Profile -> the factor of its neighbours' votes: (mean documents per profile / its
     documents) ** `BALANCE`, so a profile with few examples is not outvoted by sheer number."""
 
-    def vector(self, found: Mapping[str, float]) -> dict[str, float]:
-        """Sublinear TF times IDF, unit length; features no document has are dropped."""
-        return _unit_vector(found, self.idf)
-
     def nearest(self, text: str) -> list[tuple[str, float]]:
         """(profile, cosine similarity) of the request's `NEIGHBOURS` nearest documents."""
-        query = self.vector(features(text))
         similarity: dict[int, float] = {}
-        for f, q in query.items():
+        for f, q in _unit_vector(features(text), self.idf).items():
             for document, weight in self.postings[f]:
                 similarity[document] = similarity.get(document, 0.0) + q * weight
         nearest = sorted(similarity.items(), key=lambda item: (-item[1], item[0]))[:NEIGHBOURS]
@@ -102,6 +97,7 @@ class ExampleIndex:
 
 
 def _unit_vector(found: Mapping[str, float], idf: Mapping[str, float]) -> dict[str, float]:
+    """Sublinear TF times IDF, unit length; features no document has are dropped."""
     vector = {
         f: (1.0 + math.log(count)) * idf[f] for f, count in found.items() if count > 0 and f in idf
     }
@@ -119,15 +115,10 @@ def profile_documents(profile: Profile) -> list[str]:
 
 def build_example_index(profiles: Iterable[Profile]) -> ExampleIndex:
     """Index a profile set's documents (use `example_index_for`, which builds it once)."""
-    names: list[str] = []
-    found: list[dict[str, float]] = []
-    for profile in profiles:
-        for text in profile_documents(profile):
-            names.append(profile.name)
-            found.append(features(text))
-    df: Counter[str] = Counter()
-    for counts in found:
-        df.update(f for f, c in counts.items() if c > 0)
+    documents = [(p.name, text) for p in profiles for text in profile_documents(p)]
+    names = tuple(name for name, _ in documents)
+    found = [features(text) for _, text in documents]
+    df = Counter(f for counts in found for f, c in counts.items() if c > 0)
     n = len(found)
     idf = {f: math.log((n + 1) / (d + 1)) + 1.0 for f, d in df.items()}
     sizes = Counter(names)
@@ -137,12 +128,8 @@ def build_example_index(profiles: Iterable[Profile]) -> ExampleIndex:
     for document, counts in enumerate(found):
         for f, weight in _unit_vector(counts, idf).items():
             postings.setdefault(f, []).append((document, weight))
-    return ExampleIndex(
-        names=tuple(names),
-        idf=idf,
-        postings={f: tuple(p) for f, p in postings.items()},
-        balance=balance,
-    )
+    frozen = {f: tuple(p) for f, p in postings.items()}
+    return ExampleIndex(names=names, idf=idf, postings=frozen, balance=balance)
 
 
 @lru_cache(maxsize=16)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -83,10 +84,7 @@ class Index:
 def _idf(documents: list[frozenset[str]]) -> dict[str, float]:
     """BM25's IDF over the candidates, scaled so a term only one candidate has weighs 1.0."""
     n = len(documents)
-    df: dict[str, int] = {}
-    for document in documents:
-        for term in document:
-            df[term] = df.get(term, 0) + 1
+    df = Counter(term for document in documents for term in document)
     top = math.log(1 + (n - 1 + 0.5) / 1.5)
     return {term: math.log(1 + (n - d + 0.5) / (d + 0.5)) / top for term, d in df.items()}
 
@@ -129,9 +127,10 @@ def _outside_phrases(text: str, keywords: Iterable[str]) -> set[str]:
     return {s for s, hidden in zip(stems, inside, strict=True) if not hidden}
 
 
-def build_index(profiles: Iterable[Profile]) -> Index:
-    """Index a profile set (use `index_for`, which builds it once)."""
-    profiles = list(profiles)
+@lru_cache(maxsize=16)
+def _cached_index(items: tuple[tuple[str, Profile], ...]) -> Index:
+    """Index a profile set (use `index_for`, which builds it once per set)."""
+    profiles = [p for _, p in items]
     names = [p.name for p in profiles]
     entries = []
     vocabulary = {entry for group in SYNONYMS for entry in group if " " not in entry}
@@ -176,11 +175,6 @@ def build_index(profiles: Iterable[Profile]) -> Index:
         known=frozenset(known),
         near={key: tuple(sorted(found)) for key, found in near.items()},
     )
-
-
-@lru_cache(maxsize=16)
-def _cached_index(profiles: tuple[tuple[str, Profile], ...]) -> Index:
-    return build_index(p for _, p in profiles)
 
 
 def index_for(profiles: Mapping[str, Profile]) -> Index:

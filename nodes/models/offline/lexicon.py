@@ -1,11 +1,12 @@
-"""The offline router's words: data tables, a stemmer and synonym lookups.
+"""The offline router's words: data tables, a stemmer, synonym lookups and what reads as an ask.
 
-The tables say which words mean much the same thing (`SYNONYMS`), which say nothing about who
-should do the work (`STOP_WORDS`) and which are small talk (`CHIT_CHAT`), and what wording reads
-as an ask rather than a statement of facts (`ASK_PHRASES`, `PROBLEM_WORDS`, `PROBLEM_PHRASES`,
-`REQUEST_VERBS`, `STATEMENT_STARTERS`, `ASK_SECOND_WORDS`). `words` splits a text into words,
-`stem` reduces a word to its stem, `terms` gives the stems of a text's content words, and
-`synonym_index`, `synonym_phrases` and `synonyms_of` look the synonym table up.
+The tables (`lexicon.txt`) say which words mean much the same thing (`SYNONYMS`), which say
+nothing about who should do the work (`STOP_WORDS`) and which are small talk (`CHIT_CHAT`), and
+with `ASK_PHRASES` and `PROBLEM_PHRASES` what wording reads as an ask rather than a statement of
+facts (`PROBLEM_WORDS`, `REQUEST_VERBS`, `STATEMENT_STARTERS`, `ASK_SECOND_WORDS`: `is_ask`).
+`words` splits a text into words, `stem` reduces a word to its stem, `terms` gives the stems of a
+text's content words, and `synonym_index`, `synonym_phrases` and `synonyms_of` look the synonym
+table up.
 
 Nothing here knows the built-in profiles. No model, no network, no randomness.
 """
@@ -13,198 +14,42 @@ Nothing here knows the built-in profiles. No model, no network, no randomness.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from functools import lru_cache
+from pathlib import Path
 
-# -- data -----------------------------------------------------------------------------------
-# fmt: off
-SYNONYMS: tuple[tuple[str, ...], ...] = (
-    # performance and scale
-    ("slow", "latency", "performance", "perf", "profile", "profiling", "bottleneck", "speed",
-     "speed up"),
-    ("load", "traffic", "throughput", "scale", "scalability", "scaling", "growth",
-     "thousands of", "millions of", "many users", "lots of users", "high traffic", "peak"),
-    # bugs and tests
-    ("bug", "error", "exception", "crash", "fail", "failure", "traceback", "broken", "debug",
-     "wrong", "incorrect", "glitch", "hang", "freeze", "unexpected", "throws an", "throws a",
-     "is throwing", "thrown", "investigate", "stopped working",
-     "figure out why", "find out why", "why does", "why is", "why are", "why do", "dies",
-     "died", "suddenly", "weird", "odd", "since the update", "since yesterday",
-     "since yesterdays", "regressed", "keeps crashing", "not showing"),
-    ("flaky", "intermittent", "sometimes", "nondeterministic", "now and then", "every so often",
-     "once in a while"),
-    ("test", "tests", "testing", "coverage", "pytest", "unittest", "jest"),
-    # security, offensive and defensive
-    ("secure", "security", "vulnerability", "vulnerable", "vuln", "insecure", "hole",
-     "weakness", "safe", "unsafe", "cve"),
-    ("attack", "attacker", "exploit", "hack", "hacking", "pentest", "breach", "intrusion",
-     "break into", "break in",
-     "probe", "tamper", "tampering", "tampered", "fool", "fooled", "trick", "abuse", "malformed",
-     "fuzz", "garbage input", "falls over", "fall over", "circumvent", "spoof", "spoofing",
-     "manipulate", "cheat", "anti-cheat", "idor", "editing the id", "changing the id",
-     "another user's", "someone else's"),
-    ("inject", "injection", "sqli", "xss", "payload"),
-    ("login", "signin", "logon", "auth", "authentication", "password", "sso", "session",
-     "cookie", "log in", "sign in",
-     "google account", "google accounts", "work account", "work accounts", "sign in with",
-     "log in with", "social login", "single sign-on", "2fa", "mfa", "two-factor", "magic link",
-     "accounts"),
-    ("permission", "role", "roles", "authorization", "authorisation", "admin", "rbac",
-     "only managers", "only admins", "only staff", "only the owner", "should see", "can see",
-     "can access", "who can", "allowed to", "not allowed", "access", "restrict", "restricted",
-     "visible to", "logged-in"),
-    ("privacy", "gdpr", "pii", "personal", "compliant", "compliance", "retention",
-     "erase", "erasure", "forget", "forgotten", "delete their data", "personal data",
-     "hold about", "consent", "anonymise", "anonymize", "data subject"),
-    ("encrypt", "encryption", "crypto", "cipher", "tls", "plaintext", "hash", "hashing"),
-    ("secret", "secrets", "credential", "credentials", "vault", "keys", "api key", "api keys",
-     "access key", "access keys", "private key", "api token", "api tokens",
-     "hardcoded", "hard-coded", "in git", "checked in", "committed to git"),
-    ("harden", "hardening", "protect", "brute force", "brute-force", "rate limit", "lockout",
-     "defend"),
-    # data
-    ("database", "db", "sql", "postgres", "postgresql", "mysql", "table", "tables", "schema",
-     "column", "columns", "migration", "migrations"),
-    ("etl", "ingest", "ingestion", "data warehouse", "warehouse", "batch", "sync",
-     "data import", "import job"),
-    ("backup", "backups", "restore", "snapshot", "recovery"),
-    ("cron", "scheduled", "scheduler", "nightly", "job", "jobs",
-     "every night", "every hour", "every morning", "each night", "overnight"),
-    # runtime and delivery
-    ("deploy", "deployment", "release", "ship", "shipping", "rollout", "publish", "launch",
-     "roll out",
-     "go live", "go-live", "rollback", "roll back"),
-    ("container", "containerise", "containerize", "docker", "pod", "kubernetes"),
-    ("ci", "workflow", "build", "cd", "jenkins", "gitlab"),
-    ("monitor", "monitoring", "observability", "metric", "metrics", "alert", "alerts", "logs",
-     "uptime", "downtime", "dashboard",
-     "logging", "paged", "on-call", "grafana", "prometheus", "sentry"),
-    ("server", "servers", "infrastructure", "infra", "cloud", "aws", "gcp", "azure", "cluster",
-     "hosting", "vm"),
-    ("pypi", "npm", "registry", "wheel"),
-    # releases and licences
-    ("version", "semver", "major", "minor", "changelog",
-     "what changed", "what's new", "whats new", "firmware", "upgrade notes", "patch notes"),
-    ("license", "licence", "licensing", "gpl", "mit", "apache", "legal", "copyleft",
-     "third-party", "third party", "bill of materials", "open source", "open-source", "sbom",
-     "attribution"),
-    # review and code quality
-    ("review", "feedback", "critique", "opinion", "assess", "evaluate", "look over", "go over",
-     "go through", "second pair of eyes", "before we merge",
-     "honest", "point out", "sanity check", "sanity-check", "thoughts on"),
-    ("pr", "diff", "patch", "commit", "merge"),
-    ("readable", "readability", "clean", "messy", "naming", "lint", "linter", "tidy", "rename",
-     "renaming", "variable", "variables", "make sense",
-     "convoluted", "complicated", "hard to follow", "easier to follow", "hard to read",
-     "easier to read", "inconsistent", "inconsistency", "inconsistencies", "spaghetti",
-     "duplicated", "duplication", "names things", "too long", "too complex", "simplify",
-     "simpler", "maintainable"),
-    # writing code
-    ("refactor", "restructure", "rewrite", "split", "convert", "cleanup", "clean up",
-     "smaller pieces", "break up", "break apart", "break it up", "extract",
-     "without changing what it does", "without changing behaviour",
-     "without changing behavior", "god class", "untangle"),
-    ("implement", "develop", "add", "wire", "hook", "integrate", "code up", "write code",
-     "write the code", "so customers can", "so users can", "so people can", "let users",
-     "allow users", "command-line", "command line", "cli", "script", "support for"),
-    ("feature", "functionality", "capability"),
-    ("endpoint", "route", "api", "handler", "controller"),
-    # architecture
-    ("architecture", "structure", "structured", "system", "microservice", "microservices",
-     "monolith", "separate services", "overall design",
-     "big picture", "high level", "high-level",
-     "talk to", "talks to", "communicate",
-     "communicates"),
-    ("queue", "kafka", "rabbitmq", "event", "events", "broker", "messaging", "pubsub",
-     "mqtt", "polling", "websocket", "websockets", "webhook", "webhooks", "pub/sub"),
-    ("choice", "choose", "pick between", "decide between", "choose between", "trade-off",
-     "tradeoff",
-     "trade-offs", "versus", "vs", "alternative", "alternatives", "option", "options"),
-    ("contract", "contracts", "rest", "graphql", "grpc", "protocol", "openapi"),
-    ("framework", "technology", "tech"),
-    # requirements
-    ("requirement", "requirements", "specification", "spec", "criteria", "story", "stories",
-     "scope", "mvp", "first version", "must have", "must-have", "nice to have", "nice-to-have",
-     "can wait", "before we build", "scope creep"),
-    ("stakeholder", "stakeholders", "business", "product owner"),
-    ("clarify", "define", "vague", "unclear", "ambiguous", "pin down", "nail down",
-     "pin that down", "pin it down", "nail it down", "nail that down", "what it should do",
-     "what exactly", "measurable", "questions to ask", "questions should i ask", "what to ask",
-     "turn that into", "client wants", "client says", "customer wants", "nobody knows",
-     "what they want", "what they need", "needs of", "gather", "user needs", "goals",
-     "success criteria", "definition of done"),
-    # the codebase
-    ("codebase", "code base", "repo", "repository", "project", "module", "modules", "source"),
-    ("explain", "understand", "walkthrough", "overview", "organised", "organized",
-     "walk through", "walk me through", "find my way", "just joined", "new here", "new to the",
-     "what happens when", "what happens between", "what happens", "how does",
-     "get my bearings", "make sense of", "fit together"),
-    ("call", "calls", "caller", "callers", "usage", "usages", "reference", "references",
-     "depends on", "depend on", "lean on", "leans on", "rely on", "relies on", "who uses",
-     "what uses", "touch", "touches"),
-    ("find", "locate", "search", "figure out", "which part", "where in",
-     "which file", "what file", "which files", "which module", "which modules", "every place",
-     "all the places", "everywhere", "can't spot", "can't find", "cannot find", "spot"),
-    # memory
-    ("memory leak", "ram", "memory usage", "out of memory", "oom", "keeps climbing",
-     "keeps growing", "leak", "leaking"),
-    # planning and coordination (the orchestrator's own work)
-    ("plan", "planning", "roadmap", "milestone", "milestones", "sprint", "sprints", "phases",
-     "order of work", "which expert", "who does what", "who should", "which specialist",
-     "coordinate", "next steps", "from scratch"),
-    # visual design
-    ("colour", "color", "palette", "theme", "styling", "css", "visual", "pretty", "prettier",
-     "ugly", "modern", "sleek", "polish", "aesthetic",
-     "shadow", "shadows", "rounded", "corners", "look nicer", "looks dated", "look more"),
-    ("font", "fonts", "typeface", "typography", "heading", "headings"),
-    ("responsive", "mobile", "phone", "phones", "tablet", "desktop"),
-    ("animation", "transition", "motion", "hover"),
-    # user experience
-    ("ui", "ux", "screen", "screens", "interface"),
-    ("usable", "usability", "confusing", "confuse", "navigation", "intuitive", "friction",
-     "easy to use", "easier to use", "hard to use", "what should the", "should show",
-     "users see", "user sees", "empty", "nothing yet", "first time", "first-time", "steps",
-     "journey", "flow"),
-    ("accessible", "accessibility", "a11y", "wcag", "keyboard", "mouse", "blind"),
-    ("wireframe", "sketch", "mockup", "prototype"),
-    ("component", "components", "widget", "button", "input", "form", "dropdown", "modal"),
+
+def _tables() -> dict[str, list[str]]:
+    """The tables of `lexicon.txt`: name -> its lines (an indented line joined to the one above)."""
+    tables: dict[str, list[str]] = {}
+    lines: list[str] = []
+    for line in Path(__file__).with_name("lexicon.txt").read_text("utf-8").splitlines():
+        if line.startswith("["):
+            lines = tables.setdefault(line.strip("[]"), [])
+        elif line.startswith(" "):
+            lines[-1] += line
+        elif line.strip() and not line.startswith("#"):
+            lines.append(line)
+    return tables
+
+
+_TABLES = _tables()
+
+
+def _word_set(name: str) -> frozenset[str]:
+    return frozenset(" ".join(_TABLES[name]).split())
+
+
+SYNONYMS = tuple(
+    tuple(entry.strip() for entry in group.split(",")) for group in _TABLES["SYNONYMS"]
 )
-# fmt: on
-"""Groups of words that mean much the same thing when routing; each entry stands for the rest.
-
-An entry of several words ("look over") is a phrase: found verbatim in the request, it counts
-as one word that matches through its group only. Homonyms stay out: `token` (design tokens),
-`breakpoint`, `stack`, `trace`, `pipeline`, `style`, `library`, `image`, `port`, `code`,
-`boundaries`, `notes`, `backend`, `import` mean different things to different specialists.
-"""
-
-STOP_WORDS = frozenset(
-    """a about above after again against all also am an and any are as at be because been
-    before being below between both but by can could did do does doing done down during each
-    either else even ever every few for from further get gets getting go goes going got had has
-    have having he her here hers him his how i if in into is it its itself just least less let
-    lets like ll me more most much must my myself need needs no nor not now of off on once one
-    only or other our ours out over own please pls plz re really same shall she should so some
-    something such than that the their theirs them then there these they this those through to
-    too u under until up upon us ve very want wants was way we well were what when whenever
-    where which while who whom whose why will with within without would yet you your yours
-    yourself cannot im ok okay""".split()
-    # the verbs and fillers of asking: any specialist writes, changes, fixes and makes things
-    + """make makes made making help helps write writes written writing change changes
-    changed changing keep keeps kept fix fixes fixed fixing put puts give gives take takes use
-    uses used using try tries tried see show tell work works working look looks new thing
-    things stuff bit lot maybe actually sure able anyone someone somebody handle handles
-    handled handling start starts started starting deal live lives lived living""".split()
-)
-"""Words that say nothing about who should do the work."""
-
-CHIT_CHAT = frozenset(
-    """hi hello hey heya hiya howdy yo greetings morning afternoon evening night day good
-    thanks thank thx ty cheers bye goodbye later see soon great cool nice awesome perfect
-    lovely wonderful excellent fine sure yes yeah yep yup no nope alright sorry appreciate
-    appreciated welcome happy glad lol haha hmm wow whats sup doing helpful today weekend""".split()
-)
-"""Words of greetings, thanks and small talk: a request made only of these (and stop words) is
-chit-chat, and they never count for a profile."""
+"""Groups of words that mean much the same thing when routing (`lexicon.txt` says more)."""
+STOP_WORDS = _word_set("STOP_WORDS")
+CHIT_CHAT = _word_set("CHIT_CHAT")
+PROBLEM_WORDS = _word_set("PROBLEM_WORDS")
+REQUEST_VERBS = _word_set("REQUEST_VERBS")
+STATEMENT_STARTERS = _word_set("STATEMENT_STARTERS")
+ASK_SECOND_WORDS = _word_set("ASK_SECOND_WORDS")
 
 STEM_EXCEPTIONS = {"production": "production", "productions": "production"}
 """Words the suffix rules would merge with another meaning (`production` is not `product`)."""
@@ -218,12 +63,6 @@ ASK_PHRASES = re.compile(
     re.I,
 )
 """Wording that asks for something."""
-PROBLEM_WORDS = frozenset(
-    """bug bugs error errors exception exceptions crash crashes crashed crashing fail fails
-    failed failing failure broken incorrect glitch hang hangs freeze freezes stuck slow
-    leak leaks leaking timeout timeouts throws thrown stopped dies died dying""".split()
-)
-"""Words of a problem report ("the tests fail ..."): a report asks for help by itself."""
 PROBLEM_PHRASES = re.compile(
     r"\b(not working|does ?n[o'’]?t work|won'?t work|out of (memory|disk|space)|"
     r"runs? out|running out|ran out|(is|are|was|were|goes|went|going) wrong|"
@@ -231,28 +70,6 @@ PROBLEM_PHRASES = re.compile(
     r"keeps? (climbing|growing|crashing|failing|dying))\b|[a-z](error|exception)\b",
     re.I,
 )
-REQUEST_VERBS = frozenset(
-    """add analyse analyze audit build bump check choose clean compare configure convert create
-    debug decide define deploy design document draft estimate evaluate explain find fix
-    generate get give help implement improve investigate list look make map migrate move
-    optimise optimize pick plan prepare probe produce profile propose recommend refactor
-    remove rename
-    replace review rewrite run scan select set ship show sketch speed split suggest test tell
-    trace try update upgrade validate verify walk write""".split()
-)
-"""Verbs a request starts with ("Write tests for ...", "Add JWT to ...")."""
-STATEMENT_STARTERS = frozenset(
-    """i we you it they he she there here this that these those the a an our my your their
-    its his her some all for in on at by from of to with and but or as if because so when
-    while after before since""".split()
-)
-"""First words of a clause that make it a statement rather than an imperative."""
-ASK_SECOND_WORDS = frozenset(
-    """the a an our my your their this that these those me us it them up to for how what why
-    where which who when some all any every over out down through in on into with about if
-    whether and""".split()
-)
-"""Second words that make an unknown first word read as an imperative ("Containerise the")."""
 
 # -- words and stems ------------------------------------------------------------------------
 _INFLECTION = ("ies", "sses", "es", "s", "ing", "ed", "ly")
@@ -330,6 +147,27 @@ def words(text: str) -> list[tuple[int, str]]:
         else:
             found.append((token.start(), raw.lower()))
     return found
+
+
+_PROBLEM_STEMS = frozenset(stem(w) for w in PROBLEM_WORDS)
+
+
+def is_ask(text: str, keys: Iterable[str] = ()) -> bool:
+    """True when the text reads as an ask rather than a statement of facts: a question, asking
+    words ("can you", "please", "we need"), a problem report ("the tests fail"; `keys` may add
+    typo-corrected stems), or a clause that opens like an imperative ("Write tests for ...",
+    "Containerise the app"). "Our staging key is ..." and "We decided ..." are statements."""
+    if "?" in text or ASK_PHRASES.search(text) or PROBLEM_PHRASES.search(text):
+        return True
+    if any(w in PROBLEM_WORDS for _, w in words(text)) or _PROBLEM_STEMS & set(keys):
+        return True
+    for clause in re.split(r"[.!;:\n]+|,\s+", text):
+        first = [w for _, w in words(clause) if w not in CHIT_CHAT or w in REQUEST_VERBS][:2]
+        if first and first[0] in REQUEST_VERBS:
+            return True
+        if len(first) == 2 and first[0] not in STATEMENT_STARTERS and first[1] in ASK_SECOND_WORDS:
+            return True
+    return False
 
 
 def terms(text: str) -> set[str]:

@@ -35,20 +35,15 @@ from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import (
-    AIMessage,
-    BaseMessage,
-    HumanMessage,
-    SystemMessage,
-    ToolMessage,
-    UsageMetadata,
-)
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict
 
 from ....specialists import ORCHESTRATOR_PROFILE, Profile, builtin_profiles
 from ....state import message_text, token_counter
+from ...handover.consult_message import CONSULT_SENDER, QUESTION_DATA_KEY
+from ...handover.package import HANDOVER_SENDER, package_of
 from ...history.extractive import (
     clip_words,
     extract_artifacts,
@@ -73,7 +68,6 @@ from .cues import (
     tool_for_request,
     topic_slug,
 )
-from .package import consult_question, from_the_graph, last_request, package_in
 from .scorer import best_profile
 
 WARM_UP_REQUEST = "Please review the architecture of the billing service and its failing tests."
@@ -83,13 +77,70 @@ FENCE = "`" * 3
 """A Markdown code fence: a tool's output is shown as code."""
 
 
+# -- what it learns from the messages the graph puts into an agent's view -------------------
+# The graph's own messages (the stage-1 package, the orchestrator's notes) are user turns named
+# `handover`. The package message also carries the package as data (`additional_kwargs`), which
+# the model reads as it is; across an HTTP hop (the tests' local OpenAI-compatible server) only
+# the name survives, and the model knows who it is from the tools it is offered instead.
+def from_the_graph(message: BaseMessage) -> bool:
+    """A message the graph put into the view (the package, the notes), not a user's turn."""
+    return isinstance(message, HumanMessage) and message.name == HANDOVER_SENDER
+
+
+def last_request(convo: list[BaseMessage]) -> str:
+    """The user's last turn in the conversation."""
+    asks = [message_text(m) for m in convo if isinstance(m, HumanMessage)]
+    return asks[-1] if asks else ""
+
+
+def package_in(convo: list[BaseMessage]) -> dict[str, Any]:
+    """The package the view opens with, as the specialist works from it ({} if none): its
+    fields, the summary's first sentence, and the request (the last user turn it carries)."""
+    package = next((p for m in reversed(convo) if (p := package_of(m)) is not None), None)
+    if package is None:
+        return {}
+    found: dict[str, Any] = dict(package)
+    found["summary"] = first_sentence(str(package.get("summary") or ""), 60)
+    turns = [str(t) for t in package.get("recent_turns") or []]
+    users = [t.removeprefix("user: ") for t in turns if t.startswith("user: ")]
+    found["request"] = users[-1] if users else ""
+    return found
+
+
+def consult_question(message: BaseMessage | None) -> str | None:
+    """The question of a consult's request message (its data, or across an HTTP hop its
+    text after `Question:`), or None when the message is no consult."""
+    if not isinstance(message, HumanMessage) or message.name != CONSULT_SENDER:
+        return None
+    data = (message.additional_kwargs or {}).get(QUESTION_DATA_KEY)
+    if isinstance(data, dict) and isinstance(data.get("question"), str):
+        return str(data["question"])
+    return message_text(message).split("Question:", 1)[-1].strip()
+
+
 def _called(convo: list[BaseMessage], result: ToolMessage) -> str | None:
     """The name of the call a tool result answers (over HTTP a result carries no name)."""
-    for message in reversed(convo):
-        for call in getattr(message, "tool_calls", None) or []:
-            if call.get("id") == result.tool_call_id:
-                return str(call.get("name"))
-    return None
+    calls = (c for m in reversed(convo) for c in getattr(m, "tool_calls", None) or [])
+    return next((str(c.get("name")) for c in calls if c.get("id") == result.tool_call_id), None)
+
+
+def _could_not(what: str, error: str) -> str:
+    """The orchestrator's answer when a handover or consult it called failed."""
+    return (
+        f"I could not {what} ({error.removeprefix('ERROR: ')}). "
+        "I'll keep helping you here: tell me more about what you need."
+    )
+
+
+def _passed_on(convo: list[BaseMessage], request: str) -> tuple[str, list[str], list[str]]:
+    """What the orchestrator passes on: a summary of the user's earlier turns (else the
+    request), and the decisions and artifacts settled in those turns and the request."""
+    earlier = [
+        message_text(m) for m in convo[:-1] if isinstance(m, HumanMessage) and not from_the_graph(m)
+    ]
+    decisions, artifacts = settled_lists([*earlier, request])
+    summary = extractive_summary(earlier) or f"The user asks: {clip_words(request)}"
+    return summary, decisions, artifacts
 
 
 class OfflineChatModel(BaseChatModel):
@@ -160,30 +211,27 @@ class OfflineChatModel(BaseChatModel):
             reply.name = "orchestrator"
         else:
             reply = AIMessage(content=self._summarise(convo))
-        reply.usage_metadata = self._usage(messages, reply)
-        return ChatResult(generations=[ChatGeneration(message=reply)])
-
-    def _usage(self, messages: list[BaseMessage], reply: AIMessage) -> UsageMetadata:
-        """Usage metadata as a hosted model reports it, counted with the default vocabulary."""
+        # usage as a hosted model reports it, counted with the default vocabulary
         counter = token_counter()
-        sent = counter.count_messages(messages)
-        made = counter.count_message(reply)
-        return UsageMetadata(input_tokens=sent, output_tokens=made, total_tokens=sent + made)
+        sent, made = counter.count_messages(messages), counter.count_message(reply)
+        reply.usage_metadata = {
+            "input_tokens": sent,
+            "output_tokens": made,
+            "total_tokens": sent + made,
+        }
+        return ChatResult(generations=[ChatGeneration(message=reply)])
 
     # -- orchestrator --------------------------------------------------------------
     def _orchestrator(
         self, convo: list[BaseMessage], profiles: Mapping[str, Profile], consults: bool = False
     ) -> AIMessage:
         last = convo[-1] if convo else HumanMessage("")
-        if isinstance(last, ToolMessage) and CONSULT in (last.name, _called(convo, last)):
-            return AIMessage(content=self._from_consult(message_text(last)))
         if isinstance(last, ToolMessage):
             result = message_text(last)
+            if CONSULT in (last.name, _called(convo, last)):
+                return AIMessage(content=self._from_consult(result))
             if result.startswith("ERROR"):
-                return AIMessage(
-                    content=f"I could not hand this over ({result.removeprefix('ERROR: ')}). "
-                    "I'll keep helping you here: tell me more about what you need."
-                )
+                return AIMessage(content=_could_not("hand this over", result))
             return AIMessage(content="The handover is done; the specialist has the conversation.")
         if isinstance(last, AIMessage) and last.name and last.name != "orchestrator":
             profile = self._registry().get(last.name)
@@ -195,8 +243,17 @@ class OfflineChatModel(BaseChatModel):
             )
         request = message_text(last)
         asked = consult_request(request, profiles=profiles) if consults else None
-        if asked is not None:
-            return self._consult(convo, request, *asked)
+        if asked is not None:  # ask the named specialists the same question at once
+            names, question = asked
+            summary, decisions, artifacts = _passed_on(convo, request)
+            consult = {
+                "consults": [{"specialist_profile": n, "question": question} for n in names],
+                "topic": topic_slug(question.split()[:4]),
+                "summary": summary,
+                "decisions": decisions[-8:],
+                "artifacts": artifacts[-10:],
+            }
+            return AIMessage(content="", tool_calls=[make_call(CONSULT, consult)])
         stay = self._registry().get(ORCHESTRATOR_PROFILE)  # planning stays: not a target
         choice = choose_specialist(request, profiles=profiles, stay=stay)
         if choice is None:
@@ -204,27 +261,22 @@ class OfflineChatModel(BaseChatModel):
             noted = decisions + [
                 a for a in extract_artifacts([request]) if not any(a in d for d in decisions)
             ]
-            names = ", ".join(n for n in profiles if n != ORCHESTRATOR_PROFILE)
+            others = ", ".join(n for n in profiles if n != ORCHESTRATOR_PROFILE)
             opening = f"Noted: {'; '.join(n.rstrip('. ') for n in noted)}. " if noted else ""
             return AIMessage(
                 content=f"{opening}I'm the orchestrator: I answer general questions myself and "
-                f"hand specialist work to one of: {names}. Tell me what you need — a design, "
+                f"hand specialist work to one of: {others}. Tell me what you need — a design, "
                 "an architecture, a failing test, a release — and I'll bring in the right "
                 "specialist with a short briefing."
             )
         name, keywords = choice
-        earlier = [
-            message_text(m)
-            for m in convo[:-1]
-            if isinstance(m, HumanMessage) and not from_the_graph(m)
-        ]
-        decisions, artifacts = settled_lists([*earlier, request])
+        summary, decisions, artifacts = _passed_on(convo, request)
         artifacts += [a for a in artifacts_in(request) if a not in artifacts]  # this request's
         ordered = sorted(keywords, key=lambda k: request.lower().find(k))
         args = {
             "specialist_profile": name,
             "topic": topic_slug(ordered[:3]),
-            "summary": extractive_summary(earlier) or f"The user asks: {clip_words(request)}",
+            "summary": summary,
             "handover_reason": f"The request is about {', '.join(ordered[:3])}: "
             f"{profiles[name].description}",
             "decisions": decisions[-8:],
@@ -237,31 +289,10 @@ class OfflineChatModel(BaseChatModel):
         }
         return AIMessage(content="", tool_calls=[make_call(HANDOVER, args)])
 
-    def _consult(
-        self, convo: list[BaseMessage], request: str, names: list[str], question: str
-    ) -> AIMessage:
-        """Ask the named specialists the same question at once (`consult_specialists`)."""
-        earlier = [
-            message_text(m)
-            for m in convo[:-1]
-            if isinstance(m, HumanMessage) and not from_the_graph(m)
-        ]
-        args = {
-            "consults": [{"specialist_profile": n, "question": question} for n in names],
-            "topic": topic_slug(question.split()[:4]),
-            "summary": extractive_summary(earlier) or f"The user asks: {clip_words(request)}",
-            "decisions": settled_lists([*earlier, request])[0][-8:],
-            "artifacts": settled_lists([*earlier, request])[1][-10:],
-        }
-        return AIMessage(content="", tool_calls=[make_call(CONSULT, args)])
-
     def _from_consult(self, result: str) -> str:
         """The orchestrator's answer from a consult's answers: each in a sentence or two."""
         if result.startswith("ERROR") and "\n\n[" not in result:
-            return (
-                f"I could not consult them ({result.removeprefix('ERROR: ')}). "
-                "I'll keep helping you here: tell me more about what you need."
-            )
+            return _could_not("consult them", result)
         lines = ["I asked the specialists at once. What they said:"]
         for block in result.split("\n\n[")[1:]:
             head, _, body = block.partition("\n")
@@ -291,12 +322,12 @@ class OfflineChatModel(BaseChatModel):
         convo = [m for m in convo if not from_the_graph(m)]
         last = convo[-1] if convo else None
         if isinstance(last, ToolMessage):
-            if last.name not in (HANDOVER, FULL_HISTORY, READ_BRIEFING) and message_text(
-                last
-            ).startswith("ERROR"):  # a tool of its own failed: say so, then answer anyway
+            result = message_text(last)
+            own = last.name not in (HANDOVER, FULL_HISTORY, READ_BRIEFING)
+            if own and result.startswith("ERROR"):  # a tool of its own failed: say so, answer on
                 first = sum(isinstance(m, AIMessage) and m.name == name for m in convo) <= 1
                 answer = self._answer(title, profile, package, last_request(convo), first)
-                note = message_text(last).removeprefix("ERROR: ")
+                note = result.removeprefix("ERROR: ")
                 return AIMessage(content=f"({last.name} did not work: {note})\n{answer}")
             return AIMessage(content=self._after_tool(title, last, package))
         question = consult_question(last)
@@ -306,16 +337,15 @@ class OfflineChatModel(BaseChatModel):
                 return AIMessage(content="", tool_calls=[call])
             return AIMessage(content=self._consult_answer(title, profile, package, question))
         request = message_text(last) if isinstance(last, HumanMessage) else ""
-        if request and GO_BACK.search(request):
+        if GO_BACK.search(request):  # (no cue matches an empty request)
             summary = self._work_summary(title, package, convo)
             return AIMessage(content="", tool_calls=[make_call(RETURN, {"summary": summary})])
-        if request and FULL_HISTORY_ASK.search(request) and FULL_HISTORY in tools:
+        if FULL_HISTORY_ASK.search(request) and FULL_HISTORY in tools:
             return AIMessage(content="", tool_calls=[make_call(FULL_HISTORY, {})])
-        if request and BRIEFING_ASK.search(request) and READ_BRIEFING in tools:
-            return AIMessage(
-                content="", tool_calls=[make_call(READ_BRIEFING, {"topic": package.get("topic")})]
-            )
-        if request and PASS_ON.search(request) and HANDOVER in tools:
+        if BRIEFING_ASK.search(request) and READ_BRIEFING in tools:
+            topic = {"topic": package.get("topic")}
+            return AIMessage(content="", tool_calls=[make_call(READ_BRIEFING, topic)])
+        if PASS_ON.search(request) and HANDOVER in tools:
             others = {n: p for n, p in profiles.items() if n != name}
             choice = choose_specialist(request, profiles=others)
             if choice and named_profiles(request, others):

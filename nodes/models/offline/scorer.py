@@ -27,9 +27,8 @@ planning). The best total wins, and hands over when:
 A request made only of stop words and chit-chat words ("hi", "thanks!", "what
 can you do?") is nobody's.
 
-The words, stems and tables are in `lexicon.py`, the index of a profile set in
-`index.py` and `examples.py`, the weights in `weights.py`; this module
-re-exports the names other modules import from it.
+The words, stems, tables and `is_ask` are in `lexicon.py`, the index of a profile set in
+`index.py` and `examples.py`, the weights in `weights.py`.
 
 Nothing here knows the built-in profiles: any `Profile` among the candidates is
 scored the same way. No model, no network, no randomness.
@@ -37,80 +36,20 @@ scored the same way. No model, no network, no randomness.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from ....specialists import Profile
 from .examples import example_index_for
 from .index import index_for
-from .lexicon import (
-    ASK_PHRASES,
-    ASK_SECOND_WORDS,
-    CHIT_CHAT,
-    PROBLEM_PHRASES,
-    PROBLEM_WORDS,
-    REQUEST_VERBS,
-    STATEMENT_STARTERS,
-    STOP_WORDS,
-    SYNONYMS,
-    stem,
-    synonym_index,
-    synonyms_of,
-    terms,
-    words,
-)
+from .lexicon import is_ask, stem, synonym_index, terms
 from .reading import Word, request_words
-from .weights import (
-    EXAMPLE,
-    KEYWORD_PHRASE,
-    MAX_TERMS,
-    NEAR_DUPLICATE,
-    SYNONYM,
-    THRESHOLD,
-    TYPO,
-)
-
-__all__ = [  # the scorer's own names, and those other modules import from it
-    "STOP_WORDS",
-    "SYNONYMS",
-    "THRESHOLD",
-    "Score",
-    "Word",
-    "best_profile",
-    "index_for",
-    "is_ask",
-    "is_chit_chat",
-    "request_words",
-    "score_profiles",
-    "stem",
-    "synonyms_of",
-]
+from .weights import EXAMPLE, KEYWORD_PHRASE, MAX_TERMS, NEAR_DUPLICATE, SYNONYM, THRESHOLD, TYPO
 
 
-# -- scoring --------------------------------------------------------------------------------
 def is_chit_chat(text: str) -> bool:
     """True when the text has no content word: `hi`, `thanks!`, `how are you?`."""
     return not request_words(text)
-
-
-def is_ask(text: str, keys: Iterable[str] = ()) -> bool:
-    """True when the text reads as an ask rather than a statement of facts: a question, asking
-    words ("can you", "please", "we need"), a problem report ("the tests fail"; `keys` may add
-    typo-corrected stems), or a clause that opens like an imperative ("Write tests for ...",
-    "Containerise the app"). "Our staging key is ..." and "We decided ..." are statements."""
-    if "?" in text or ASK_PHRASES.search(text) or PROBLEM_PHRASES.search(text):
-        return True
-    problems = {stem(w) for w in PROBLEM_WORDS}
-    if any(w in PROBLEM_WORDS for _, w in words(text)) or problems & set(keys):
-        return True
-    for clause in re.split(r"[.!;:\n]+|,\s+", text):
-        first = [w for _, w in words(clause) if w not in CHIT_CHAT or w in REQUEST_VERBS][:2]
-        if first and first[0] in REQUEST_VERBS:
-            return True
-        if len(first) == 2 and first[0] not in STATEMENT_STARTERS and first[1] in ASK_SECOND_WORDS:
-            return True
-    return False
 
 
 @dataclass
@@ -138,20 +77,16 @@ class Score:
 
 def score_profiles(text: str, profiles: Mapping[str, Profile]) -> list[Score]:
     """Every candidate's score for the request, best first (ties: earliest match, then the
-    candidates' order)."""
+    candidates' order: the sort is stable)."""
     index = index_for(profiles)
     synonyms = synonym_index()
     lowered = text.lower()
     request = []
     for w in request_words(text):
         fixed = index.correct(w.text) if w.key not in index.known else None
-        request.append(
-            w
-            if fixed is None
-            else Word(w.position, w.text, stem(fixed), w.weight * TYPO, w.context)
-        )
+        request.append(w if fixed is None else replace(w, key=stem(fixed), weight=w.weight * TYPO))
     ranked = []
-    for order, entry in enumerate(index.profiles):
+    for entry in index.profiles:
         result = Score(entry.name, keys=tuple(w.key for w in request))
         covered: set[str] = set()
         for keyword, pattern in entry.phrases:
@@ -177,8 +112,8 @@ def score_profiles(text: str, profiles: Mapping[str, Profile]) -> list[Score]:
             result.ask += 0.0 if w.context else value
             result.words.append((value, w.position, w.text))
             result.first = min(result.first, w.position)
-        ranked.append((-round(result.score, 9), result.first, order, result))
-    return [result for *_, result in sorted(ranked, key=lambda r: r[:3])]
+        ranked.append(result)
+    return sorted(ranked, key=lambda r: (-round(r.score, 9), r.first))
 
 
 def best_profile(
@@ -199,15 +134,11 @@ def best_profile(
     index = example_index_for(scored)
     nearest = index.nearest(text)
     votes = index.votes(nearest)
-
-    def total(score: Score) -> float:
-        return score.score + EXAMPLE * votes.get(score.name, 0.0)
-
-    ranked = sorted(
-        enumerate(score_profiles(text, scored)),
-        key=lambda item: (-round(total(item[1]), 9), item[0]),
+    # the first of the best totals
+    top = max(
+        score_profiles(text, scored),
+        key=lambda s: round(s.score + EXAMPLE * votes.get(s.name, 0.0), 9),
     )
-    top = ranked[0][1]
     if stay is not None and top.name == stay.name:
         return None
     # nearest of all to something the orchestrator keeps ("the k8s meetup was fun, lol")
