@@ -6,14 +6,21 @@ import os
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import (
+    AfterValidator,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    TypeAdapter,
+    ValidationError,
+    with_config,
+)
 
 from . import defaults
-from .defaults import UPPER_BOUNDS
-
-
-def _default_project_root() -> str:
-    return os.environ.get("HANDOVER_PROJECT_ROOT") or os.getcwd()
+from .defaults import LOWER_BOUNDS, UPPER_BOUNDS
+from .validation import problem, refusal
 
 
 def _env_flag(name: str) -> bool:
@@ -21,26 +28,38 @@ def _env_flag(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
 
 
-def _default_model() -> str:
-    if os.environ.get("HANDOVER_MODEL"):
-        return os.environ["HANDOVER_MODEL"]
+def _project_root(root: str) -> str:
+    """The project root ("": HANDOVER_PROJECT_ROOT, else the working directory), absolute;
+    one spelling per folder: "/a/b/" and "/a/b" name the same project (its memory)."""
+    root = root or os.environ.get("HANDOVER_PROJECT_ROOT") or os.getcwd()
+    if not os.path.isabs(root):
+        raise refusal(f"project_root must be absolute, got {root!r}")
+    return os.path.normpath(root)
+
+
+def _model(model: str) -> str:
+    """The model ("" or blank: HANDOVER_MODEL, else an OpenAI model with a key, else offline)."""
+    if model.strip() or os.environ.get("HANDOVER_MODEL"):
+        return model.strip() or os.environ["HANDOVER_MODEL"]
     return "openai:gpt-4o-mini" if os.environ.get("OPENAI_API_KEY") else "offline"
 
 
-Positive = Annotated[int, Field(ge=1)]
+Positive = Annotated[StrictInt, Field(ge=1)]
 """A count that must be at least 1 (the bounds show in the schema Studio renders)."""
 
 
+@with_config(ConfigDict(extra="forbid", validate_default=True, revalidate_instances="always"))
 @dataclass
 class HandoverContext:
     """Per-run settings (LangGraph `context_schema`); every field has a default.
 
     `project_root` and `model` default to "" meaning "from the environment", so
-    the schema Studio shows has a value for every field; `validated()` resolves
-    them when the run starts.
+    the schema Studio shows has a value for every field; validation (`coerce_context`)
+    resolves them when the run starts. The annotations are the checks: pydantic
+    validates a context against them (`state/validation.py` words a mistake).
     """
 
-    project_root: str = field(
+    project_root: Annotated[StrictStr, AfterValidator(_project_root)] = field(
         default="",
         metadata={
             "description": "Absolute project folder; briefings and checkpoints go under "
@@ -48,7 +67,7 @@ class HandoverContext:
             "working directory."
         },
     )
-    model: str = field(
+    model: Annotated[StrictStr, AfterValidator(_model)] = field(
         default="",
         metadata={
             "description": "Chat model for every agent: an init_chat_model string such as "
@@ -61,7 +80,7 @@ class HandoverContext:
         default=defaults.MAX_CONTEXT_TOKENS,
         metadata={"description": "Token budget of a stage-1 package; over it, a warning."},
     )
-    include_recent_turns: Annotated[int, Field(ge=0)] = field(
+    include_recent_turns: Annotated[StrictInt, Field(ge=0)] = field(
         default=defaults.INCLUDE_RECENT_TURNS,
         metadata={"description": "How many recent turns a package carries verbatim."},
     )
@@ -69,7 +88,7 @@ class HandoverContext:
         default=defaults.MAX_HANDOVER_DEPTH,
         metadata={"description": "Longest handover chain before further handovers are refused."},
     )
-    max_turns: Annotated[int, Field(ge=1, le=UPPER_BOUNDS["max_turns"])] = field(
+    max_turns: Annotated[StrictInt, Field(ge=1, le=UPPER_BOUNDS["max_turns"])] = field(
         default=defaults.MAX_TURNS,
         metadata={"description": "Model calls one agent may make in a row before it stops."},
     )
@@ -78,7 +97,7 @@ class HandoverContext:
         metadata={"description": "Cap of request_full_history (stage 2), compacted when over."},
     )
     max_handovers_per_turn: Annotated[
-        int, Field(ge=1, le=UPPER_BOUNDS["max_handovers_per_turn"])
+        StrictInt, Field(ge=1, le=UPPER_BOUNDS["max_handovers_per_turn"])
     ] = field(
         default=defaults.MAX_HANDOVERS_PER_TURN,
         metadata={
@@ -86,14 +105,14 @@ class HandoverContext:
             "refused as a loop and the turn ends with an answer."
         },
     )
-    model_attempts: Annotated[int, Field(ge=1, le=UPPER_BOUNDS["model_attempts"])] = field(
+    model_attempts: Annotated[StrictInt, Field(ge=1, le=UPPER_BOUNDS["model_attempts"])] = field(
         default=defaults.MODEL_ATTEMPTS,
         metadata={
             "description": "Attempts per model call on transient errors (HTTP 429/5xx, "
             "timeouts, connection errors), with backoff and jitter."
         },
     )
-    review_handovers: bool = field(
+    review_handovers: StrictBool = field(
         default_factory=lambda: _env_flag("HANDOVER_REVIEW_HANDOVERS"),
         metadata={
             "description": "Pause every handover for a person to approve, edit or reject it "
@@ -102,13 +121,13 @@ class HandoverContext:
             "else false."
         },
     )
-    max_input_tokens: Annotated[int, Field(ge=defaults.LOWER_BOUNDS["max_input_tokens"])] = field(
+    max_input_tokens: Annotated[StrictInt, Field(ge=LOWER_BOUNDS["max_input_tokens"])] = field(
         default=defaults.MAX_INPUT_TOKENS,
         metadata={
             "description": "The most tokens one input may carry (a larger one is refused, "
             "nothing stored) and any model request may carry, counted over everything sent: "
             "system prompt, messages, tool schemas (older parts of a request are cut to fit). "
-            f"At least {defaults.LOWER_BOUNDS['max_input_tokens']:,}."
+            f"At least {LOWER_BOUNDS['max_input_tokens']:,}."
         },
     )
     consult_answer_max_tokens: Positive = field(
@@ -119,11 +138,8 @@ class HandoverContext:
         },
     )
     max_message_tokens: Annotated[
-        int,
-        Field(
-            ge=defaults.LOWER_BOUNDS["max_message_tokens"],
-            le=UPPER_BOUNDS["max_message_tokens"],
-        ),
+        StrictInt,
+        Field(ge=LOWER_BOUNDS["max_message_tokens"], le=UPPER_BOUNDS["max_message_tokens"]),
     ] = field(
         default=defaults.MAX_MESSAGE_TOKENS,
         metadata={
@@ -132,8 +148,8 @@ class HandoverContext:
         },
     )
     max_reply_tokens: Annotated[
-        int,
-        Field(ge=defaults.LOWER_BOUNDS["max_reply_tokens"], le=UPPER_BOUNDS["max_reply_tokens"]),
+        StrictInt,
+        Field(ge=LOWER_BOUNDS["max_reply_tokens"], le=UPPER_BOUNDS["max_reply_tokens"]),
     ] = field(
         default=defaults.MAX_REPLY_TOKENS,
         metadata={
@@ -143,74 +159,26 @@ class HandoverContext:
     )
 
     def validated(self) -> HandoverContext:
-        """Resolve the environment defaults; raise ValueError naming a field that cannot work."""
-        for name in ("project_root", "model"):
-            if not isinstance(getattr(self, name), str):
-                raise ValueError(f"{name} must be a string, got {getattr(self, name)!r}")
-        self.project_root = self.project_root or _default_project_root()
-        self.model = self.model.strip() or _default_model()  # blank means the default
-        if not os.path.isabs(self.project_root):
-            raise ValueError(f"project_root must be absolute, got {self.project_root!r}")
-        # one spelling per folder: "/a/b/" and "/a/b" name the same project (its memory)
-        self.project_root = os.path.normpath(self.project_root)
-        for name in (
-            "max_context_tokens",
-            "max_handover_depth",
-            "max_turns",
-            "full_history_max_tokens",
-            "max_handovers_per_turn",
-            "model_attempts",
-            "max_input_tokens",
-            "consult_answer_max_tokens",
-            "max_message_tokens",
-            "max_reply_tokens",
-        ):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
-        if not isinstance(self.review_handovers, bool):
-            raise ValueError(
-                f"review_handovers must be true or false, got {self.review_handovers!r}"
-            )
-        for name, most in UPPER_BOUNDS.items():
-            if getattr(self, name) > most:
-                raise ValueError(f"{name} must be at most {most}, got {getattr(self, name)!r}")
-        for name, least in defaults.LOWER_BOUNDS.items():
-            if getattr(self, name) < least:
-                why = (
-                    " (an agent's system prompt and tool schemas take up to about 2,500 tokens)"
-                    if name == "max_input_tokens"
-                    else ""
-                )
-                raise ValueError(
-                    f"{name} must be at least {least:,}{why}, got {getattr(self, name)!r}"
-                )
-        if (
-            not isinstance(self.include_recent_turns, int)
-            or isinstance(self.include_recent_turns, bool)
-            or self.include_recent_turns < 0
-        ):
-            raise ValueError(
-                f"include_recent_turns must be an integer >= 0, got {self.include_recent_turns!r}"
-            )
-        return self
+        """A validated copy, the environment defaults resolved; raise ValueError naming a field
+        that cannot work."""
+        return coerce_context(self)
+
+
+_CHECKED = TypeAdapter(HandoverContext)
 
 
 def coerce_context(context: Any) -> HandoverContext:
     """A validated HandoverContext from None, a dict (server/SDK callers) or an instance.
 
     Raises ValueError naming the field when a value cannot work (a relative
-    project_root, max_turns <= 0, ...): a run with such a context fails at once
-    with that message instead of limping on.
+    project_root, max_turns <= 0, an unknown field, ...): a run with such a context fails
+    at once with that message instead of limping on.
     """
-    if context is None:
-        return HandoverContext().validated()
-    if isinstance(context, HandoverContext):
-        return context.validated()
     if isinstance(context, dict):
-        known = {f for f in HandoverContext.__dataclass_fields__}
-        unknown = sorted(set(context) - known)
-        if unknown:
-            raise ValueError(f"unknown context field(s) {unknown}; known fields: {sorted(known)}")
-        return HandoverContext(**{k: v for k, v in context.items() if v is not None}).validated()
-    raise TypeError(f"context must be a dict or HandoverContext, got {type(context).__name__}")
+        context = {k: v for k, v in context.items() if v is not None}
+    elif not isinstance(context, HandoverContext | None):
+        raise TypeError(f"context must be a dict or HandoverContext, got {type(context).__name__}")
+    try:
+        return _CHECKED.validate_python(HandoverContext() if context is None else context)
+    except ValidationError as exc:
+        raise ValueError(problem(exc, HandoverContext, noun="context field")) from None

@@ -109,6 +109,10 @@ def test_handover_to_oneself_is_refused(ctx):
     }
     graph = build_graph(checkpointer=InMemorySaver(), model=models)
     values = say(graph, "go", ctx)
+    # its own profile is no target of its tool (a Literal): its ToolNode refuses the call
+    [refused] = [m for m in values["messages"] if isinstance(m, ToolMessage)]
+    assert refused.status == "error"
+    assert refused.content.startswith("ERROR: the orchestrator cannot hand over to itself")
     assert state_of(graph)["handovers"][0]["error"].startswith(
         "ERROR: the orchestrator cannot hand over to itself"
     )

@@ -1,33 +1,130 @@
 """The handover's arguments, defined once: the JSON schemas, defaults and validation derive here.
 
-`HandoverArguments` is the single definition. The standalone tool's schema
-(every argument), the graph's model-facing schema (without the arguments the
-graph supplies itself: recent turns, project root and the budgets, so a model
-never copies text or invents paths), the defaults and the validation all read
-its fields. Validation is our own rather than pydantic's so that every mistake
-comes back as one exact `ERROR: ...` sentence an agent can act on. Every text
-argument and every (kept) list item must be encodable as UTF-8: a lone surrogate
-is refused here, before any file or folder is created.
+`HandoverArguments` is the single definition and its own validation. The standalone
+tool's schema (every argument) reads its fields, and so does `transfer_arguments`, the
+model an agent's `handover_to_specialist` is given inside the graph: without the
+arguments the graph supplies itself (recent turns, project root and the budgets, so a
+model never copies text or invents paths), its target a `Literal` of the other profiles,
+so the agent's `ToolNode` validates the call. Every mistake comes back as one `ERROR: ...`
+line an agent can act on (`state/validation.py` words it). Every text argument and every
+(kept) list item must be encodable as UTF-8: a lone surrogate is refused here, before any
+file or folder is created.
 """
 
 from __future__ import annotations
 
-import copy
 import os
-from typing import Any, Literal, get_args, get_origin
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from langchain_core.tools import InjectedToolArg
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    JsonValue,
+    ValidationError,
+    ValidationInfo,
+    WrapValidator,
+    create_model,
+    field_validator,
+    model_validator,
+)
 
-from ...specialists import ProfileRegistry
-from ...state import RETURN_CONDITIONS
+from ...specialists import ORCHESTRATOR_PROFILE, ProfileRegistry
 from ...state.defaults import INCLUDE_RECENT_TURNS, MAX_CONTEXT_TOKENS
+from ...state.validation import error_line, refusal
 from ..briefing.writer import slugify_topic
+from ..tools.names import HANDOVER
 
 GRAPH_SUPPLIED: dict[str, JsonValue] = {"supplied_by_graph": True}
 MODEL_REQUIRED: dict[str, JsonValue] = {"model_required": True}
+STRIPPED = ("specialist_profile", "summary", "return_condition", "handover_reason")
 
 
-class HandoverArguments(BaseModel):
+def read_raw(data: Any, stripped: tuple[str, ...] = ()) -> Any:
+    """Arguments as a model reads them: None or blank text means omitted (the default, or
+    "is required"); the `stripped` texts lose their surrounding whitespace."""
+    if not isinstance(data, dict):
+        return data
+    read = {k: v.strip() if k in stripped and isinstance(v, str) else v for k, v in data.items()}
+    return {
+        k: v
+        for k, v in read.items()
+        if v is not None and not (isinstance(v, str) and not v.strip())
+    }
+
+
+def _utf8(label: str, value: str) -> None:
+    """Refuse text that cannot be written as UTF-8 (a lone surrogate), before any file exists."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise refusal(
+            f"{label} is not valid text (it holds a lone surrogate at position {exc.start}); "
+            "send UTF-8 text"
+        ) from None
+
+
+def slug_of(topic: str) -> str:
+    """The topic's file-name slug, or a refusal when nothing usable is left."""
+    slug = slugify_topic(topic)
+    if not slug:
+        raise refusal(
+            f"topic {topic[:60]!r} has no usable characters; "
+            "use a short slug of letters, digits and dashes such as 'landing-page-hero'"
+        )
+    return slug
+
+
+def to_itself(profile: str) -> str:
+    """The refusal of a handover to the caller's own profile."""
+    if profile == ORCHESTRATOR_PROFILE:
+        return "ERROR: the orchestrator cannot hand over to itself; answer the user directly."
+    return f"ERROR: {profile} cannot hand over to itself; pick another specialist."
+
+
+class _Checked(BaseModel):
+    """The checks of the handover's arguments, wherever they are validated (by field name)."""
+
+    model_config = ConfigDict(strict=True, title=HANDOVER)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _read(cls, data: Any) -> Any:
+        data = read_raw(data, STRIPPED)
+        if isinstance(data, dict):
+            for name in ("summary", "handover_reason"):  # required of a model, "" when left out
+                data.setdefault(name, "")
+            turns = data.get("recent_turns")
+            keep = data.get("include_recent_turns", INCLUDE_RECENT_TURNS)
+            if isinstance(turns, list) and type(keep) is int and keep >= 0:
+                # turns outside the kept window reach no package and no file: never looked at
+                # (blanked, so the kept ones keep their index; cut once the rest validates)
+                start = max(len(turns) - keep, 0)
+                data["recent_turns"] = [""] * start + turns[start:]
+        return data
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _text(cls, value: Any, info: ValidationInfo) -> Any:
+        if isinstance(value, str):
+            _utf8(str(info.field_name), value)
+        return value
+
+    @field_validator("recent_turns", "decisions", "artifacts", check_fields=False)
+    @classmethod
+    def _items(cls, items: list[str], info: ValidationInfo) -> list[str]:
+        for index, item in enumerate(items):
+            _utf8(f"{info.field_name}[{index}]", item)
+        return items
+
+    @field_validator("topic", check_fields=False)
+    @classmethod
+    def _topic(cls, topic: str) -> str:
+        return slug_of(topic)
+
+
+class HandoverArguments(_Checked):
     """The arguments of `handover_to_specialist` (order, types, defaults, descriptions)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -78,6 +175,47 @@ class HandoverArguments(BaseModel):
         json_schema_extra=GRAPH_SUPPLIED,
     )
 
+    @field_validator("specialist_profile")
+    @classmethod
+    def _known(cls, name: str, info: ValidationInfo) -> str:
+        profiles: ProfileRegistry = (info.context or {})["profiles"]
+        if name not in profiles:
+            raise refusal(profiles.unknown_profile_message(name).removeprefix("ERROR: "))
+        return name
+
+    @field_validator("project_root")
+    @classmethod
+    def _root(cls, root: str) -> str:
+        if "\x00" in root:
+            raise refusal("project_root must not contain a NUL byte")
+        if not os.path.isabs(root):
+            raise refusal(f"project_root must be absolute (got {root!r})")
+        root = os.path.normpath(root)
+        if not os.path.isdir(root):
+            raise refusal(f"project_root {root!r} does not exist or is not a directory")
+        return root
+
+    @field_validator("max_context_tokens")
+    @classmethod
+    def _positive(cls, tokens: int) -> int:
+        if tokens <= 0:
+            raise refusal(f"max_context_tokens must be positive (got {tokens})")
+        return tokens
+
+    @field_validator("include_recent_turns")
+    @classmethod
+    def _not_negative(cls, turns: int) -> int:
+        if turns < 0:
+            raise refusal(f"include_recent_turns must be >= 0 (got {turns})")
+        return turns
+
+    @model_validator(mode="after")
+    def _kept_turns(self) -> HandoverArguments:
+        self.recent_turns = self.recent_turns[
+            max(len(self.recent_turns) - self.include_recent_turns, 0) :
+        ]
+        return self
+
 
 FIELDS = HandoverArguments.model_fields
 
@@ -88,190 +226,66 @@ def _extra(name: str) -> dict[str, JsonValue]:
     return extra if isinstance(extra, dict) else {}
 
 
-ARGUMENTS: tuple[str, ...] = tuple(FIELDS)
-"""Every argument, in the order the tool documents them."""
 MODEL_ARGUMENTS: tuple[str, ...] = tuple(
     name for name in FIELDS if not _extra(name).get("supplied_by_graph")
 )
 """The arguments a model gives inside the graph; the graph supplies the rest."""
 
 
-_DEFAULTS: dict[str, Any] = {
-    name: field.get_default(call_default_factory=True)
-    for name, field in FIELDS.items()
-    if not field.is_required()
-}
-"""The optional arguments' defaults, made once (pydantic inspects a default factory each call)."""
-
-
 def default_of(name: str) -> Any:
     """The default of an optional argument (a fresh list for list arguments)."""
-    return copy.deepcopy(_DEFAULTS[name])
+    return FIELDS[name].get_default(call_default_factory=True)
 
 
-class HandoverRefused(Exception):
-    """Carries an `ERROR: ...` text out of validation."""
-
-
-def _utf8(label: str, value: str) -> None:
-    """Refuse text that cannot be written as UTF-8 (a lone surrogate), before any file exists."""
+def validate_arguments(args: Any, profiles: ProfileRegistry) -> dict[str, Any] | str:
+    """The checked, normalised arguments by name, or the `ERROR: ...` of the first mistake."""
     try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise HandoverRefused(
-            f"ERROR: {label} is not valid text (it holds a lone surrogate at position "
-            f"{exc.start}); send UTF-8 text"
-        ) from None
-
-
-def _text(name: str, value: Any, *, required: bool = False) -> str:
-    if value is None:
-        value = ""
-    if not isinstance(value, str):
-        raise HandoverRefused(
-            f"ERROR: {name} must be a string, got {type(value).__name__} {value!r:.60}"
-        )
-    _utf8(name, value)
-    if required and not value.strip():
-        raise HandoverRefused(f"ERROR: {name} is required")
-    return value
-
-
-def _strings(name: str, value: Any, keep_last: int | None = None) -> list[str]:
-    """A list of strings; with `keep_last`, only its last items are kept (and checked).
-
-    Each kept item must be encodable as UTF-8 (no lone surrogate). Trimming
-    before checking keeps the cost flat when a caller passes the whole
-    conversation as recent_turns: the dropped turns are never looked at (they
-    reach no package and no file).
-    """
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise HandoverRefused(
-            f"ERROR: {name} must be a list of strings, got {type(value).__name__}"
-        )
-    start = 0 if keep_last is None else max(len(value) - keep_last, 0)
-    kept = value[start:] if keep_last is None or keep_last > 0 else []
-    for offset, item in enumerate(kept):
-        if not isinstance(item, str):
-            raise HandoverRefused(
-                f"ERROR: {name}[{start + offset}] must be a string, got {type(item).__name__}"
-            )
-        _utf8(f"{name}[{start + offset}]", item)
-    return list(kept)
-
-
-def _integer(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise HandoverRefused(
-            f"ERROR: {name} must be an integer, got {type(value).__name__} {value!r:.60}"
-        )
-    return value
-
-
-def _coerce(name: str, value: Any, *, keep_last: int | None = None) -> Any:
-    """Check one argument against its declared type (str, int or list of str)."""
-    annotation = FIELDS[name].annotation
-    if get_origin(annotation) is list:
-        return _strings(name, value, keep_last)
-    if annotation is int:
-        return _integer(name, value)
-    return _text(name, value, required=FIELDS[name].is_required())
-
-
-def validate_arguments(args: dict[str, Any], profiles: ProfileRegistry) -> dict[str, Any]:
-    """The checked, normalised arguments; raise HandoverRefused with the exact ERROR text."""
-    unknown = sorted(set(args) - set(ARGUMENTS))
-    if unknown:
-        raise HandoverRefused(
-            f"ERROR: unknown argument(s) {', '.join(unknown)}; "
-            f"handover_to_specialist takes: {', '.join(ARGUMENTS)}"
-        )
-    given = {k: v for k, v in args.items() if v is not None}
-    value = {
-        name: given.get(name, None if FIELDS[name].is_required() else default_of(name))
-        for name in ARGUMENTS
-    }
-    profile = _coerce("specialist_profile", value["specialist_profile"]).strip()
-    if profile not in profiles:
-        raise HandoverRefused(profiles.unknown_profile_message(profile))
-    topic = _coerce("topic", value["topic"])
-    slug = slugify_topic(topic)
-    if not slug:
-        raise HandoverRefused(
-            f"ERROR: topic {topic[:60]!r} has no usable characters; "
-            "use a short slug of letters, digits and dashes such as 'landing-page-hero'"
-        )
-    root = _checked_root(_coerce("project_root", value["project_root"]))
-    max_tokens = _coerce("max_context_tokens", value["max_context_tokens"])
-    if max_tokens <= 0:
-        raise HandoverRefused(f"ERROR: max_context_tokens must be positive (got {max_tokens})")
-    include = _coerce("include_recent_turns", value["include_recent_turns"])
-    if include < 0:
-        raise HandoverRefused(f"ERROR: include_recent_turns must be >= 0 (got {include})")
-    # an empty condition means the default, as an omitted one does
-    condition = _text("return_condition", value["return_condition"]).strip()
-    condition = condition or default_of("return_condition")
-    if condition not in get_args(FIELDS["return_condition"].annotation):
-        raise HandoverRefused(
-            f"ERROR: invalid return_condition {condition!r}; "
-            f"valid conditions: {', '.join(RETURN_CONDITIONS)}"
-        )
-    return {
-        "specialist": profile,
-        "topic": slug,
-        "summary": _coerce("summary", value["summary"]).strip(),
-        "recent_turns": _coerce("recent_turns", value["recent_turns"], keep_last=include),
-        "decisions": _coerce("decisions", value["decisions"]),
-        "artifacts": _coerce("artifacts", value["artifacts"]),
-        "return_condition": condition,
-        "reason": _coerce("handover_reason", value["handover_reason"]).strip(),
-        "project_root": root,
-        "max_context_tokens": max_tokens,
-        "include_recent_turns": include,
-    }
-
-
-def _checked_root(root: str) -> str:
-    if "\x00" in root:
-        raise HandoverRefused("ERROR: project_root must not contain a NUL byte")
-    if not os.path.isabs(root):
-        raise HandoverRefused(f"ERROR: project_root must be absolute (got {root!r})")
-    root = os.path.normpath(root)
-    if not os.path.isdir(root):
-        raise HandoverRefused(f"ERROR: project_root {root!r} does not exist or is not a directory")
-    return root
-
-
-def _schema(names: tuple[str, ...], required: list[str]) -> dict[str, Any]:
-    full = HandoverArguments.model_json_schema()
-    properties = {}
-    for name in names:
-        prop = {
-            k: v
-            for k, v in full["properties"][name].items()
-            if k not in ("title", "supplied_by_graph", "model_required")
-        }
-        properties[name] = prop
-    return {"type": "object", "properties": properties, "required": required}
+        return HandoverArguments.model_validate(args, context={"profiles": profiles}).model_dump()
+    except ValidationError as exc:
+        return error_line(exc, HandoverArguments)
 
 
 def tool_arguments_schema(profiles: ProfileRegistry) -> dict[str, Any]:
     """JSON schema of the standalone tool: every argument; the caller supplies all of them."""
-    schema = _schema(ARGUMENTS, [n for n, f in FIELDS.items() if f.is_required()])
+    full = HandoverArguments.model_json_schema()["properties"]
+    properties = {
+        name: {
+            k: v for k, v in prop.items() if k not in ("title", *GRAPH_SUPPLIED, *MODEL_REQUIRED)
+        }
+        for name, prop in full.items()
+    }
     listing = "; ".join(f"{name}: {p.description}" for name, p in profiles.items())
-    schema["properties"]["specialist_profile"]["description"] = (
+    properties["specialist_profile"]["description"] = (
         f"Profile to hand over to. Available profiles: {listing}"
     )
-    return schema
+    required = [n for n, f in FIELDS.items() if f.is_required()]
+    return {"type": "object", "properties": properties, "required": required}
 
 
-def model_arguments_schema(targets: list[str]) -> dict[str, Any]:
-    """JSON schema a model sees inside the graph: no graph-supplied arguments; an enum of targets."""
-    required = [
-        n for n in MODEL_ARGUMENTS if FIELDS[n].is_required() or _extra(n).get("model_required")
-    ]
-    schema = _schema(MODEL_ARGUMENTS, required)
-    schema["properties"]["specialist_profile"]["enum"] = list(targets)
-    return schema
+def transfer_arguments(profiles: ProfileRegistry, caller: str) -> type[BaseModel]:
+    """The arguments of `caller`'s `handover_to_specialist` inside the graph: the model's
+    arguments (those it must give required; anything else is ignored), the target a
+    `Literal` of the other profiles, and the `runtime` the `ToolNode` injects."""
+
+    def target(name: Any, handler: Any) -> Any:
+        try:
+            return handler(name)
+        except ValidationError:
+            if not isinstance(name, str):
+                raise
+            known = to_itself(caller) if name == caller else profiles.unknown_profile_message(name)
+            raise refusal(known.removeprefix("ERROR: ")) from None
+
+    fields: dict[str, Any] = {
+        name: (FIELDS[name].annotation, Field(description=FIELDS[name].description))
+        if _extra(name).get("model_required")
+        else (FIELDS[name].annotation, FIELDS[name])
+        for name in MODEL_ARGUMENTS
+    }
+    targets = Literal[tuple(name for name in profiles if name != caller)]  # type: ignore[valid-type]
+    fields["specialist_profile"] = (
+        Annotated[targets, WrapValidator(target)],
+        FIELDS["specialist_profile"],
+    )
+    fields["runtime"] = (Annotated[Any, InjectedToolArg()], None)
+    return create_model(HANDOVER, __base__=_Checked, **fields)

@@ -114,7 +114,7 @@ def consult_result(round_: ConsultRound, *, cap: int | None = None) -> ToolMessa
 def _error_entry(entry: ConsultRequest, error: str) -> ConsultEntry:
     return {
         "index": entry.index,
-        "specialist": entry.specialist,
+        "specialist": entry.specialist_profile,
         "question": entry.question,
         "status": "error",
         "text": error,
@@ -242,7 +242,7 @@ def _prepared(
             found.append(entry.error)
             continue
         args = {
-            "specialist_profile": entry.specialist,
+            "specialist_profile": entry.specialist_profile,
             "question": entry.question,
             **read.shared,
         }
@@ -291,7 +291,7 @@ def _carry_out(
                 trail_record(
                     "refused",
                     from_agent=caller,
-                    to_agent=entry.specialist or "(consult)",
+                    to_agent=entry.specialist_profile or "(consult)",
                     reason=entry.question,
                     topic=str(read.shared.get("topic") or ""),
                     error=done,

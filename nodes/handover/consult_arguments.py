@@ -1,13 +1,13 @@
 """The arguments of `consult_specialists`, defined once: its JSON schema and checks derive here.
 
 `ConsultArguments` is the single definition: a list `consults` of 2 to 4
-`{specialist_profile, question}` entries, and the context every entry shares
-(`topic`, `summary`, `decisions`, `artifacts`, described as the handover's own).
-`read_consult` checks a call's arguments: a problem with the call as a whole
-(not an object, not a list, too few or too many entries, a shared field of the
-wrong type) is one `ERROR: ...` for the call; a problem with one entry (an
-unknown profile, with a did-you-mean; the orchestrator itself; a profile asked
-twice; no question) is an `ERROR: ...` for that entry only, and the others go on.
+`{specialist_profile, question}` entries (each a `ConsultQuestion`), and the context every
+entry shares (`topic`, `summary`, `decisions`, `artifacts`, described as the handover's
+own). `read_consult` validates a call with them: a problem with the call as a whole (not
+an object, not a list, too few or too many entries, a shared field of the wrong type) is
+one `ERROR: ...` for the call; a problem with one entry (an unknown profile, with a
+did-you-mean; the orchestrator itself; a profile asked twice; no question) is an
+`ERROR: ...` for that entry only, and the others go on.
 """
 
 from __future__ import annotations
@@ -15,14 +15,22 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from ...specialists import ORCHESTRATOR_PROFILE, ProfileRegistry
 from ...state import token_counter
 from ...state.defaults import CONSULT_MAX_ENTRIES, CONSULT_MIN_ENTRIES, MAX_QUESTION_TOKENS
-from ..briefing.writer import slugify_topic
-
-DEFAULT_TOPIC = "consult"
+from ...state.validation import error_line, refusal
+from ..tools.names import CONSULT
+from .arguments import read_raw, slug_of
 
 
 def bounded_question(text: str) -> str:
@@ -38,35 +46,85 @@ def bounded_question(text: str) -> str:
 
 
 class ConsultQuestion(BaseModel):
-    """One entry of a consult: whom to ask, and what."""
+    """One entry of a consult: whom to ask (one of the `profiles` validation is given), and what."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True, title="an entry")
 
     specialist_profile: str = Field(description="The agent to ask.")
     question: str = Field(
         description="One self-contained question (it sees the package, not the whole conversation)."
     )
 
+    @model_validator(mode="before")
+    @classmethod
+    def _read(cls, data: Any) -> Any:
+        return read_raw(data, ("specialist_profile", "question"))
+
+    @field_validator("specialist_profile")
+    @classmethod
+    def _askable(cls, name: str, info: ValidationInfo) -> str:
+        profiles: ProfileRegistry = (info.context or {})["profiles"]
+        if name == ORCHESTRATOR_PROFILE:
+            raise refusal("the orchestrator cannot consult itself; answer that part yourself.")
+        if name not in profiles:
+            raise refusal(profiles.unknown_profile_message(name).removeprefix("ERROR: "))
+        return name
+
+    @field_validator("question")
+    @classmethod
+    def _bounded(cls, question: str) -> str:
+        return bounded_question(question)
+
 
 class ConsultArguments(BaseModel):
     """The arguments of `consult_specialists` (order, types, defaults, descriptions)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True, title=CONSULT)
 
-    consults: list[ConsultQuestion] = Field(
+    consults: list[Any] = Field(
         min_length=CONSULT_MIN_ENTRIES,
         max_length=CONSULT_MAX_ENTRIES,
         description=f"{CONSULT_MIN_ENTRIES} to {CONSULT_MAX_ENTRIES} entries, one per agent.",
     )
-    topic: str = Field(DEFAULT_TOPIC, description="As for handover_to_specialist.")
+    topic: str = Field("consult", description="As for handover_to_specialist.")
     summary: str = Field("", description="As for handover_to_specialist.")
     decisions: list[str] = Field(default_factory=list, description="As for handover_to_specialist.")
     artifacts: list[str] = Field(default_factory=list, description="As for handover_to_specialist.")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _read(cls, data: Any) -> Any:
+        """A null shared field means its default; `consults` missing or null is no list."""
+        return (
+            {**read_raw(data), "consults": data.get("consults")} if isinstance(data, dict) else data
+        )
 
-CONSULT_FIELDS = ConsultArguments.model_fields
+    @field_validator("consults", mode="before")
+    @classmethod
+    def _entries(cls, consults: Any) -> Any:
+        """The entries are validated one by one (`ConsultQuestion`), each with its own error."""
+        if not isinstance(consults, list):
+            raise refusal(
+                f"consults must be a list of {CONSULT_MIN_ENTRIES} to {CONSULT_MAX_ENTRIES} "
+                f"{{specialist_profile, question}} objects, got {type(consults).__name__}"
+            )
+        if not CONSULT_MIN_ENTRIES <= len(consults) <= CONSULT_MAX_ENTRIES:
+            raise refusal(
+                f"consults holds {len(consults)} entr{'y' if len(consults) == 1 else 'ies'}; "
+                f"ask {CONSULT_MIN_ENTRIES} to {CONSULT_MAX_ENTRIES} specialists at once (for "
+                "one, hand over or answer yourself)"
+            )
+        return consults
+
+    @field_validator("topic")
+    @classmethod
+    def _topic(cls, topic: str) -> str:
+        slug_of(topic)
+        return topic  # the handover's own checks slug it, after redacting it
+
+
 ENTRY_FIELDS = ConsultQuestion.model_fields
-SHARED = tuple(name for name in CONSULT_FIELDS if name != "consults")
+SHARED = tuple(name for name in ConsultArguments.model_fields if name != "consults")
 """The fields every entry of one call shares: they go into each entry's package."""
 
 
@@ -82,7 +140,7 @@ def consult_arguments_schema(targets: list[str]) -> dict[str, Any]:
     entry_props["specialist_profile"]["enum"] = list(targets)
     properties = {name: _plain(prop) for name, prop in full["properties"].items()}
     properties["consults"] = {
-        **{k: v for k, v in properties["consults"].items() if k not in ("items",)},
+        **{k: v for k, v in properties["consults"].items() if k != "items"},
         "items": {
             "type": "object",
             "properties": entry_props,
@@ -98,7 +156,7 @@ class ConsultRequest:
     """One entry as read: its place (from 1), whom, what, and its `ERROR:` if it cannot go."""
 
     index: int
-    specialist: str
+    specialist_profile: str
     question: str
     error: str | None = None
 
@@ -111,96 +169,35 @@ class ConsultCall:
     entries: list[ConsultRequest] = field(default_factory=list)
 
 
-def _shared(args: dict[str, Any]) -> dict[str, Any] | str:
-    """The shared fields with their defaults, or the call's `ERROR:`."""
-    found: dict[str, Any] = {}
-    for name in SHARED:
-        value = args.get(name)
-        if value is None:
-            value = CONSULT_FIELDS[name].get_default(call_default_factory=True)
-        if CONSULT_FIELDS[name].annotation is str:
-            if not isinstance(value, str):
-                return f"ERROR: {name} must be a string, got {type(value).__name__}"
-        elif not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            return f"ERROR: {name} must be a list of strings"
-        found[name] = value
-    if not slugify_topic(found["topic"]):
-        return (
-            f"ERROR: topic {found['topic'][:60]!r} has no usable characters; use a short slug "
-            "such as 'checkout-redesign'"
-        )
-    return found
-
-
 def _entry(index: int, item: Any, profiles: ProfileRegistry) -> ConsultRequest:
-    where = f"consults[{index - 1}]"
-    if not isinstance(item, dict):
-        return ConsultRequest(
-            index,
-            "",
-            "",
-            f"ERROR: {where} must be an object {{specialist_profile, question}}, got "
-            f"{type(item).__name__}",
-        )
-    profile = item.get("specialist_profile")
-    question = item.get("question")
-    name = profile.strip() if isinstance(profile, str) else ""
-    text = bounded_question(question.strip()) if isinstance(question, str) else ""
-    unknown = sorted(set(item) - set(ENTRY_FIELDS))
-    if unknown:
-        error = (
-            f"ERROR: {where}: unknown field(s) {', '.join(map(str, unknown))}; an entry takes "
-            f"{', '.join(ENTRY_FIELDS)}"
-        )
-    elif not name:
-        error = f"ERROR: {where}: specialist_profile is required (a profile name)"
-    elif not text:
-        error = f"ERROR: {where}: question is required (what {name} should answer)"
-    elif name == ORCHESTRATOR_PROFILE:
-        error = "ERROR: the orchestrator cannot consult itself; answer that part yourself."
-    elif name not in profiles:
-        error = profiles.unknown_profile_message(name)
-    else:
-        error = None
-    return ConsultRequest(index, name, text, error)
+    try:
+        asked = ConsultQuestion.model_validate(item, context={"profiles": profiles})
+    except ValidationError as exc:
+        error = error_line(exc, ConsultQuestion, at=f"consults[{index - 1}]", noun="field")
+        shown = read_raw(item, tuple(ENTRY_FIELDS)) if isinstance(item, dict) else {}
+        name, question = (v if isinstance(v := shown.get(k), str) else "" for k in ENTRY_FIELDS)
+        return ConsultRequest(index, name, bounded_question(question), error)
+    return ConsultRequest(index, asked.specialist_profile, asked.question)
 
 
 def read_consult(args: Any, *, profiles: ProfileRegistry) -> ConsultCall | str:
     """The call's shared context and its entries (each with its own error), or one `ERROR:`
     for the call as a whole."""
-    if not isinstance(args, dict):
-        return "ERROR: consult_specialists takes a JSON object of arguments"
-    unknown = sorted(set(args) - set(CONSULT_FIELDS))
-    if unknown:
-        return (
-            f"ERROR: unknown argument(s) {', '.join(map(str, unknown))}; consult_specialists "
-            f"takes: {', '.join(CONSULT_FIELDS)}"
-        )
-    consults = args.get("consults")
-    if not isinstance(consults, list):
-        return (
-            f"ERROR: consults must be a list of {CONSULT_MIN_ENTRIES} to {CONSULT_MAX_ENTRIES} "
-            f"{{specialist_profile, question}} objects, got {type(consults).__name__}"
-        )
-    if not CONSULT_MIN_ENTRIES <= len(consults) <= CONSULT_MAX_ENTRIES:
-        return (
-            f"ERROR: consults holds {len(consults)} entr{'y' if len(consults) == 1 else 'ies'}; "
-            f"ask {CONSULT_MIN_ENTRIES} to {CONSULT_MAX_ENTRIES} specialists at once (for one, "
-            "hand over or answer yourself)"
-        )
-    shared = _shared(args)
-    if isinstance(shared, str):
-        return shared
-    entries = [_entry(i, item, profiles) for i, item in enumerate(consults, 1)]
+    try:
+        call = ConsultArguments.model_validate(args)
+    except ValidationError as exc:
+        return error_line(exc, ConsultArguments)
+    entries = [_entry(i, item, profiles) for i, item in enumerate(call.consults, 1)]
     first: dict[str, int] = {}
     for entry in entries:
         if entry.error is not None:
             continue
-        if entry.specialist in first:
+        if entry.specialist_profile in first:
             entry.error = (
-                f"ERROR: {entry.specialist} is asked twice in this consult (entries "
-                f"{first[entry.specialist]} and {entry.index}); put both questions in one entry."
+                f"ERROR: {entry.specialist_profile} is asked twice in this consult (entries "
+                f"{first[entry.specialist_profile]} and {entry.index}); put both questions in "
+                "one entry."
             )
         else:
-            first[entry.specialist] = entry.index
-    return ConsultCall(shared=shared, entries=entries)
+            first[entry.specialist_profile] = entry.index
+    return ConsultCall(shared=call.model_dump(exclude={"consults"}), entries=entries)

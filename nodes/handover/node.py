@@ -40,7 +40,7 @@ from ..history.conversation import graph_reply, last_ai_index, pending_tool_call
 from ..ledger.entries import outcome_entries, stated_entries
 from ..ledger.memory import thread_memory
 from ..tools.names import RETURN
-from .arguments import MODEL_ARGUMENTS
+from .arguments import MODEL_ARGUMENTS, to_itself
 from .cost import cost_event, full_history_tokens
 from .review import ReviewSuperseded, review_handover
 from .tool import (
@@ -105,9 +105,7 @@ def check_handover(
     """The refusal text for a handover the graph does not allow, or None."""
     caller_profile = _profile_of(caller)
     if isinstance(target, str) and target.strip() == caller_profile:
-        if caller == ORCHESTRATOR:
-            return "ERROR: the orchestrator cannot hand over to itself; answer the user directly."
-        return f"ERROR: {caller} cannot hand over to itself; pick another specialist."
+        return to_itself(caller_profile)
     if target == ORCHESTRATOR_PROFILE:
         return None  # a specialist handing back: a return, not a new handover
     if isinstance(target, str) and target in chain:

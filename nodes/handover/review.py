@@ -372,12 +372,12 @@ def review_consult(
             error = decisions
             continue
         outcomes: list[PreparedHandover | str] = []
-        profiles = [item.entry.specialist for item in items]
+        profiles = [item.entry.specialist_profile for item in items]
         for i, (item, (kind, fields)) in enumerate(zip(items, decisions, strict=True)):
             if kind == "approve":
                 outcomes.append(item.prepared)
             elif kind == "reject":
-                outcomes.append(rejected(item.entry.specialist, message=fields.get("message")))
+                outcomes.append(rejected(profiles[i], message=fields.get("message")))
             else:
                 unknown = sorted(set(fields) - set(EDITABLE))
                 edited = {**item.args, **fields}
@@ -390,7 +390,7 @@ def review_consult(
                 )
                 candidate = prepare(item.entry, edited) if problem is None else problem
                 if isinstance(candidate, str):
-                    error = f"entry {item.entry.index} ({item.entry.specialist}): {candidate}"
+                    error = f"entry {item.entry.index} ({profiles[i]}): {candidate}"
                     break
                 profiles[i] = candidate.package["specialist"]
                 outcomes.append(candidate)

@@ -29,7 +29,7 @@ from ..briefing.writer import (
 )
 from ..ledger.memory import ThreadMemory
 from ..redaction import redact, redact_all
-from .arguments import HandoverRefused, tool_arguments_schema, validate_arguments
+from .arguments import tool_arguments_schema, validate_arguments
 from .package import build_stage1_package, summary_notes
 
 
@@ -81,7 +81,7 @@ def redact_values(values: dict[str, Any]) -> dict[str, int]:
         for kind, n in found.items():
             counts[kind] = counts.get(kind, 0) + n
 
-    for name in ("summary", "reason"):
+    for name in ("summary", "handover_reason"):
         result = redact(values[name])
         values[name] = result.text
         add(result.counts)
@@ -142,6 +142,8 @@ def prepare_handover(
         if topic is not None:  # a secret must not become a file name either
             args = {**args, "topic": topic.text}
         values = validate_arguments(args, profiles)
+        if isinstance(values, str):
+            return values
         redacted = redact_values(values)
         for kind, n in (topic.counts if topic is not None else {}).items():
             redacted[kind] = redacted.get(kind, 0) + n
@@ -149,22 +151,22 @@ def prepare_handover(
         counter = counter or token_counter()
         package = build_stage1_package(
             handover_id=handover_id or content_handover_id(values, when),
-            specialist=values["specialist"],
+            specialist=values["specialist_profile"],
             topic=values["topic"],
             summary=values["summary"],
             recent_turns=values["recent_turns"],
             decisions=values["decisions"],
             artifacts=values["artifacts"],
             return_condition=values["return_condition"],
-            reason=values["reason"],
+            reason=values["handover_reason"],
             from_agent=from_agent,
             briefing_file=briefing_path(
-                values["project_root"], values["specialist"], values["topic"], when
+                values["project_root"], values["specialist_profile"], values["topic"], when
             ),
             max_context_tokens=values["max_context_tokens"],
             include_recent_turns=values["include_recent_turns"],
             counter=counter,
-            label=profiles[values["specialist"]].label,
+            label=profiles[values["specialist_profile"]].label,
             last_time=last_time,
             memory=memory,
         )
@@ -175,10 +177,8 @@ def prepare_handover(
             redacted=redacted,
             notes=summary_notes(values["summary"], counter),
             when=when,
-            filename=briefing_filename(values["specialist"], values["topic"], when),
+            filename=briefing_filename(values["specialist_profile"], values["topic"], when),
         )
-    except HandoverRefused as refused:
-        return str(refused)
     except Exception as exc:  # the tool never raises; name what went wrong
         return f"ERROR: handover failed unexpectedly: {type(exc).__name__}: {exc}"
 
@@ -190,7 +190,7 @@ def commit_handover(prepared: PreparedHandover) -> HandoverOutcome | str:
         briefing = append_briefing(
             project_root=values["project_root"],
             filename=prepared.filename,
-            header=briefing_header(values["specialist"], values["topic"]),
+            header=briefing_header(values["specialist_profile"], values["topic"]),
             entry=prepared.entry,
             handover_id=package["handover_id"],
         )

@@ -13,6 +13,7 @@ from typing import Any
 from ...state import ORCHESTRATOR, HandoverRecord, HoldUsage
 from ..briefing.writer import now_utc
 from ..redaction import redact
+from ..tools.names import HANDOVER
 
 
 def trail_record(
@@ -80,6 +81,32 @@ def return_update(
             )
         ],
     }
+
+
+def refused_calls(agent: str, added: list[Any]) -> list[HandoverRecord]:
+    """A `refused` record for each handover call among `added` that the agent's own tool node
+    answered with an error (its arguments failed the transfer tool's schema: an unknown or own
+    target, a missing topic): the trail keeps every refused handover, wherever it was refused."""
+    calls = {c["id"]: c for m in added for c in getattr(m, "tool_calls", None) or []}
+    records = []
+    for m in added:
+        call = calls.get(getattr(m, "tool_call_id", None))
+        if call is None or call["name"] != HANDOVER or getattr(m, "status", "") != "error":
+            continue
+        args = call.get("args") or {}
+        target = args.get("specialist_profile")
+        records.append(
+            trail_record(
+                "refused",
+                from_agent=agent,
+                to_agent="" if target is None else str(target),
+                reason=str(args.get("handover_reason") or ""),
+                topic=str(args.get("topic") or ""),
+                return_condition=str(args.get("return_condition") or ""),
+                error=str(m.content),
+            )
+        )
+    return records
 
 
 def handover_hop(caller: str, target: str) -> str:

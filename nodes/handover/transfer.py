@@ -27,6 +27,7 @@ and it answers the question instead.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 from langchain.tools import ToolRuntime
@@ -38,9 +39,10 @@ from langgraph.types import Command
 from ...specialists import ORCHESTRATOR_PROFILE, ProfileRegistry, ProfilesSpec, resolve_profiles
 from ...state import HandoverContext
 from ...state.langgraph_internals import command_of
+from ...state.validation import error_line
 from ..tools.agent_tools import member_of, read_own_briefing, request_full_history
 from ..tools.names import CONSULT, HANDOVER, RETURN
-from .arguments import model_arguments_schema
+from .arguments import transfer_arguments
 from .consult_arguments import consult_arguments_schema
 
 TRANSFERS = (HANDOVER, RETURN, CONSULT)
@@ -146,16 +148,20 @@ def handover_description(profiles: ProfileRegistry, caller: str) -> str:
 
 
 def make_handover_transfer_tool(profiles: ProfileRegistry, caller: str) -> BaseTool:
-    """`handover_to_specialist` as `caller` holds it: the model's arguments, an enum of targets."""
+    """`handover_to_specialist` as `caller` holds it: the model's arguments, a `Literal` of
+    targets. Its `ToolNode` validates a call first: a mistake is answered with its `ERROR:`
+    line (a did-you-mean for a mistyped target) and the agent goes on."""
 
     def handover_to_specialist(runtime: ToolRuntime[HandoverContext], **_arguments: Any) -> Any:
         return transfer(runtime, HANDOVER)  # the handover node reads the call's arguments
 
+    arguments = transfer_arguments(profiles, caller)
     return StructuredTool(
         name=HANDOVER,
         description=handover_description(profiles, caller),
-        args_schema=model_arguments_schema([n for n in profiles if n != caller]),
+        args_schema=arguments,
         func=handover_to_specialist,
+        handle_validation_error=partial(error_line, model=arguments),
     )
 
 
