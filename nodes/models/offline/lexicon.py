@@ -198,8 +198,11 @@ def synonym_index() -> dict[str, frozenset[str]]:
 
 @lru_cache(maxsize=1)
 def synonym_phrases() -> tuple[tuple[str, re.Pattern[str]], ...]:
-    """The table's phrases, longest first, with their patterns."""
-    phrases = sorted({e for group in SYNONYMS for e in group if " " in e}, key=lambda p: -len(p))
+    """The table's phrases, longest first (then alphabetically, so no run depends on the hash
+    seed), with their patterns."""
+    phrases = sorted(
+        {e for group in SYNONYMS for e in group if " " in e}, key=lambda p: (-len(p), p)
+    )
     return tuple((phrase, phrase_pattern(phrase)) for phrase in phrases)
 
 
