@@ -279,14 +279,11 @@ def _read_text_file(path: Path, *, limit: int, source: str, what: str) -> str:
             size += len(chunk)
         if size > limit:  # it grew since the fstat
             raise _too_big(source, what, limit, f"over {limit:,} bytes")
-    except OSError as exc:
+        return b"".join(chunks).decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
         raise ProfileFileError(f"{source}: cannot be read: {exc}") from exc
     finally:
         os.close(fd)
-    try:
-        return b"".join(chunks).decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ProfileFileError(f"{source}: cannot be read: {exc}") from exc
 
 
 def read_profile_file(path: Path, *, source: str | None = None) -> Profile:

@@ -14,11 +14,7 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
-from .profile import (
-    Profile,
-    ProfileFileError,
-    read_profile_file,
-)
+from .profile import Profile, ProfileFileError, read_profile_file
 
 ORCHESTRATOR_PROFILE = "a0_software_orchestrator"
 """The profile the orchestrator node runs as; every other profile gets a node of its own."""
@@ -75,6 +71,10 @@ class ProfileRegistry(Mapping[str, Profile]):
         probe = name.strip().lower().replace("-", "_").replace(" ", "_")
         return difflib.get_close_matches(probe, list(self._profiles), n=limit, cutoff=0.5)
 
+    def _did_you_mean(self, name: str) -> str:
+        hint = self.closest(name)
+        return f" Did you mean {', '.join(repr(h) for h in hint)}?" if hint else ""
+
     def key(self, name: object, what: str) -> str:
         """The profile a `build_graph` mapping key names: a profile's name, or `orchestrator`
         (the orchestrator's node) for its profile; else ValueError with a did-you-mean."""
@@ -82,8 +82,7 @@ class ProfileRegistry(Mapping[str, Profile]):
             return ORCHESTRATOR_PROFILE
         if isinstance(name, str) and name in self._profiles:
             return name
-        hint = self.closest(name) if isinstance(name, str) else []
-        suggestion = f" Did you mean {', '.join(repr(h) for h in hint)}?" if hint else ""
+        suggestion = self._did_you_mean(name) if isinstance(name, str) else ""
         raise ValueError(
             f"{what}[{name!r}] names no profile of this build.{suggestion} Known profiles: "
             f"{', '.join(self._profiles)} (and 'orchestrator' for the orchestrator's)"
@@ -93,10 +92,8 @@ class ProfileRegistry(Mapping[str, Profile]):
         """The ERROR text for a name not in the allow-list, with suggestions and the full list."""
         if not name.isprintable():
             name = name.encode("unicode_escape").decode("ascii")  # no raw control characters
-        hint = self.closest(name)
-        suggestion = f" Did you mean {', '.join(repr(h) for h in hint)}?" if hint else ""
         return (
-            f"ERROR: unknown specialist profile '{name}'.{suggestion} "
+            f"ERROR: unknown specialist profile '{name}'.{self._did_you_mean(name)} "
             f"Known profiles: {', '.join(self._profiles)}"
         )
 
@@ -113,20 +110,16 @@ def load_profile_dir(folder: str | os.PathLike[str]) -> list[Profile]:
     return [read_profile_file(entry) for entry in sorted(path.glob("*.md")) if not entry.is_dir()]
 
 
-def _builtin_files() -> list[Profile]:
-    folder = resources.files(__package__).joinpath("profiles")
-    found = []
-    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
-        if entry.name.endswith(".md"):
-            found.append(read_profile_file(Path(str(entry)), source=entry.name))
-    return found
-
-
 @lru_cache(maxsize=1)
 def builtin_profiles() -> ProfileRegistry:
     """The 13 profiles shipped in `specialists/profiles/` (read once per process)."""
+    folder = resources.files(__package__).joinpath("profiles")
     try:
-        return ProfileRegistry(_builtin_files())
+        return ProfileRegistry(
+            read_profile_file(Path(str(entry)), source=entry.name)
+            for entry in sorted(folder.iterdir(), key=lambda e: e.name)
+            if entry.name.endswith(".md")
+        )
     except ProfileFileError as exc:
         raise ProfileFileError(f"profiles/: {exc}") from exc
 

@@ -96,8 +96,6 @@ def _split_off(text: str, mark: str) -> tuple[str, str | None]:
 def _masked_items(items: str) -> str:
     """`a=1&b` -> `a=***&***`: every value masked, and every item that has no `=` (it may be a
     bare token)."""
-    if not items:
-        return items
     parts = []
     for item in items.split("&"):
         key, eq, _ = item.partition("=")
@@ -105,23 +103,25 @@ def _masked_items(items: str) -> str:
     return "&".join(parts)
 
 
-def _unprintable(text: str) -> tuple[int, str] | None:
-    """The first character of `text` a URL cannot hold as it is: a control character (C0,
-    DEL, C1: CR, LF, TAB, NUL, ...), a space of any kind or an invisible format character
-    (a zero-width space); what it is, with its position and `U+XXXX` code, or None."""
+def _check_printable(text: str) -> None:
+    """RemoteError naming the first character of `text` a URL cannot hold as it is: a control
+    character (C0, DEL, C1: CR, LF, TAB, NUL, ...), a space of any kind or an invisible format
+    character (a zero-width space), with its position and `U+XXXX` code."""
     for index, char in enumerate(text):
         if char.isprintable() and char != " ":
             continue
-        category = unicodedata.category(char)
         kind = {
             "Cc": "a control character",
             "Cf": "an invisible format character",
             "Zs": "a space",
             "Zl": "a line separator",
             "Zp": "a paragraph separator",
-        }.get(category, "an unprintable character")
-        return index, f"{kind} (U+{ord(char):04X})"
-    return None
+        }.get(unicodedata.category(char), "an unprintable character")
+        raise RemoteError(
+            f"url must not contain control characters or spaces: it holds {kind} "
+            f"(U+{ord(char):04X}) at position {index}; write the URL on one line, such as "
+            "'http://127.0.0.1:2024'"
+        )
 
 
 def _checked_url(url: Any) -> str:
@@ -136,13 +136,7 @@ def _checked_url(url: Any) -> str:
             got = f"a {type(url).__name__}"
         raise RemoteError(f"url must be an http(s) URL {example}, got {got}")
     text = url.strip(" ")  # spaces around it only: a CR, LF or TAB anywhere is refused
-    found = _unprintable(text)
-    if found is not None:
-        where, what = found
-        raise RemoteError(
-            f"url must not contain control characters or spaces: it holds {what} at position "
-            f"{where}; write the URL on one line, such as 'http://127.0.0.1:2024'"
-        )
+    _check_printable(text)
     shown = safe_url(text)
     try:
         parts = urlsplit(text)
@@ -195,10 +189,6 @@ def parse_remote(value: Any, *, where: str) -> Remote | None:
     if missing:
         raise RemoteError(f"{where}: remote: missing {', '.join(missing)}")
     try:
-        return Remote(
-            url=value["url"],
-            graph_id=value["graph_id"],
-            timeout=value.get("timeout", REMOTE_TIMEOUT),
-        )
+        return Remote(**value)
     except RemoteError as exc:
         raise RemoteError(f"{where}: remote.{exc}") from None

@@ -19,17 +19,7 @@ from .schema import (
     OutputState,
     usable,
 )
-from .tokens import (
-    DEFAULT_ENCODING,
-    EncodingUnavailableError,
-    TokenCounter,
-    count_message_tokens,
-    count_tokens,
-    encoding_name_for_model,
-    get_encoding,
-    install_offline_encoding,
-    token_counter,
-)
+from .tokens import TokenCounter, token_counter
 from .writes import InputError, check_input, check_update
 
 __all__ = [
@@ -44,8 +34,6 @@ __all__ = [
     "MemberRun",
     "PUBLIC_PACKAGE_FIELDS",
     "ProfileAgentState",
-    "DEFAULT_ENCODING",
-    "EncodingUnavailableError",
     "HandoverContext",
     "HandoverRecord",
     "HoldUsage",
@@ -60,11 +48,6 @@ __all__ = [
     "current_member",
     "message_text",
     "speaker_label",
-    "count_message_tokens",
-    "count_tokens",
-    "encoding_name_for_model",
-    "get_encoding",
-    "install_offline_encoding",
     "token_counter",
     "usable",
 ]

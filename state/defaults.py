@@ -46,8 +46,6 @@ specialist's since its handover); what came before is summarised in the handover
 ORCHESTRATOR_SUMMARY_LOOKBACK = 40
 """Messages before that window condensed into the notes' 'earlier in this conversation' line."""
 ORCHESTRATOR_SUMMARY_WORDS = 150
-TRAIL_LINES = 8
-"""Trail entries the orchestrator is shown."""
 
 WINDOW_MESSAGES = 200
 """Messages the graph state keeps at least (what `get_state`, Studio and chat UIs show); older

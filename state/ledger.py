@@ -21,7 +21,8 @@ the checkpoints back to its last snapshot, however far).
 
 from __future__ import annotations
 
-from typing import Any, Literal, NotRequired
+from collections.abc import Iterator
+from typing import Any, Literal, NotRequired, get_args
 
 from typing_extensions import TypedDict
 
@@ -29,8 +30,7 @@ from .defaults import LEDGER_MAX_ENTRIES, LEDGER_MAX_TOKENS, RECALL_MAX_CARDS
 
 LedgerKind = Literal["decision", "constraint", "artifact"]
 LedgerSource = Literal["user", "handover", "return", "outcome", "consult"]
-LEDGER_KINDS: tuple[str, ...] = ("decision", "constraint", "artifact")
-LEDGER_SOURCES: tuple[str, ...] = ("user", "handover", "return", "outcome", "consult")
+LEDGER_KINDS: tuple[str, ...] = get_args(LedgerKind)
 
 
 class LedgerEntry(TypedDict):
@@ -102,7 +102,7 @@ def merge_ledger(current: list[LedgerEntry] | None, writes: Any) -> list[LedgerE
     ledger (as LangGraph's `DeltaChannel` requires)."""
     entries: list[dict[str, Any]] = [dict(e) for e in current or [] if _usable_entry(e)]
     total = sum(_tokens(e) for e in entries)
-    for item in _items(writes):
+    for item in filter(_usable_entry, _written(writes)):
         new = dict(item)
         at = next((i for i, e in enumerate(entries) if e["id"] == new["id"]), -1)
         if at >= 0:
@@ -125,14 +125,10 @@ def merge_ledger(current: list[LedgerEntry] | None, writes: Any) -> list[LedgerE
     return entries  # type: ignore[return-value]
 
 
-def _items(writes: Any) -> list[dict[str, Any]]:
-    """The entries of a batch of writes (each write an entry or a list of them)."""
-    out: list[dict[str, Any]] = []
+def _written(writes: Any) -> Iterator[Any]:
+    """The items of a batch of writes (each write an item or a list of them)."""
     for write in writes if isinstance(writes, list) else [writes]:
-        for item in write if isinstance(write, list) else [write]:
-            if _usable_entry(item):
-                out.append(item)
-    return out
+        yield from write if isinstance(write, list) else [write]
 
 
 def merge_recall(current: list[RecallCard] | None, writes: Any) -> list[RecallCard]:
@@ -141,16 +137,15 @@ def merge_recall(current: list[RecallCard] | None, writes: Any) -> list[RecallCa
     batching-invariant, as `DeltaChannel` requires."""
     cards = [c for c in current or [] if isinstance(c, dict) and isinstance(c.get("turn"), int)]
     last = cards[-1]["turn"] if cards else 0
-    for write in writes if isinstance(writes, list) else [writes]:
-        for card in write if isinstance(write, list) else [write]:
-            if (
-                isinstance(card, dict)
-                and isinstance(card.get("turn"), int)
-                and isinstance(card.get("text"), str)
-                and card["turn"] > last
-            ):
-                cards.append({"turn": card["turn"], "text": card["text"]})
-                last = card["turn"]
+    for card in _written(writes):
+        if (
+            isinstance(card, dict)
+            and isinstance(card.get("turn"), int)
+            and isinstance(card.get("text"), str)
+            and card["turn"] > last
+        ):
+            cards.append({"turn": card["turn"], "text": card["text"]})
+            last = card["turn"]
     return cards[-RECALL_MAX_CARDS:]  # type: ignore[return-value]
 
 
@@ -164,6 +159,4 @@ def usable_entries(ledger: Any) -> list[LedgerEntry]:
 
 def current_entries(ledger: Any) -> list[LedgerEntry]:
     """The ledger's current entries, oldest first (a value that cannot be read is empty)."""
-    if not isinstance(ledger, list):
-        return []
-    return [e for e in ledger if _usable_entry(e) and e.get("status", "current") == "current"]
+    return [e for e in usable_entries(ledger) if e.get("status", "current") == "current"]

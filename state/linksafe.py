@@ -100,8 +100,7 @@ def open_below(root: str, parts: Sequence[str], *, file_flags: int | None = None
     fd = open_root(root)
     try:
         for index, name in enumerate(parts):
-            last = index == len(parts) - 1
-            if last and file_flags is not None:
+            if index == len(parts) - 1 and file_flags is not None:
                 child, _ = open_file(name, fd, file_flags)
             else:
                 child, _ = open_folder(name, fd)

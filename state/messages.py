@@ -22,8 +22,6 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 def _usable(items: Any) -> list[Any]:
     """The items of a write that convert to messages; the rest are left out."""
-    if items is None:
-        return []
     if isinstance(items, BaseMessage | str | tuple | Mapping):
         items = [items]
     kept: list[Any] = []
@@ -51,9 +49,7 @@ def _merged(state: Any, writes: list[Any]) -> list[BaseMessage]:
     known id replaces it in place, a new one is appended, `RemoveMessage` drops its id (an
     unknown id is no error: a replay may start after it), `REMOVE_ALL_MESSAGES` drops all
     before it. Batching-invariant: `_merged(_merged(s, xs), ys) == _merged(s, xs + ys)`."""
-    flat: list[Any] = []
-    for write in writes:
-        flat.extend(write if isinstance(write, list) else [write])
+    flat = [item for write in writes for item in (write if isinstance(write, list) else [write])]
     typed = bool(state) and isinstance(state[0], BaseMessage)  # the reducer's own output
     kept: list[BaseMessage | None] = list(state if typed else convert_to_messages(state))
     items = list(convert_to_messages(flat))

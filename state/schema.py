@@ -27,7 +27,6 @@ CONSULT_NODE = "consult"
 CONSULTANT_NODE = "consultant"
 """The node that runs one consult task: a specialist's agent answers one question, once."""
 
-ReturnCondition = Literal["user_request", "task_complete", "after_reply"]
 RETURN_CONDITIONS: dict[str, str] = {
     "user_request": "the specialist keeps the conversation until the user asks to go back",
     "task_complete": "the specialist works until done, then hands back in the same run",
@@ -57,7 +56,6 @@ TRAIL_SNAPSHOT_EVERY = 8
 LEDGER_SNAPSHOT_EVERY = 5
 """The ledger and the recall cards are written once every user turn (often with nothing new):
 a run reads back to their last snapshot, about five turns, as for the conversation."""
-RECALL_SNAPSHOT_EVERY = 5
 
 
 def append_trail(state: list[dict] | None, writes: list) -> list[dict]:  # type: ignore[type-arg]
@@ -75,8 +73,7 @@ def merge_trail(state: list[dict] | None, writes: list) -> list[dict]:  # type: 
     """The trail's batch reducer (for `DeltaChannel`): appends each write's records and keeps
     the last `TRAIL_WINDOW` in the state (keeping the last n of appends does not depend on how
     they are batched); the whole trail stays in the write log (`history/archive.py`)."""
-    merged = append_trail(state, writes)
-    return merged[-TRAIL_WINDOW:] if len(merged) > TRAIL_WINDOW else merged
+    return append_trail(state, writes)[-TRAIL_WINDOW:]
 
 
 class HoldUsage(TypedDict):
@@ -152,16 +149,9 @@ class HandoverPackage(TypedDict):
     besides the recent turns."""
 
 
-PUBLIC_PACKAGE_FIELDS = (
-    "specialist",
-    "topic",
-    "summary",
-    "briefing_file",
-    "estimated_tokens",
-    "max_context_tokens",
-    "oversize_warning",
-    "handover_id",
-    "return_condition",
+PUBLIC_PACKAGE_FIELDS = tuple(
+    "specialist topic summary briefing_file estimated_tokens max_context_tokens "
+    "oversize_warning handover_id return_condition".split()
 )
 """The fields of the tool's returned `package{...}` JSON, in the documented order."""
 
@@ -320,7 +310,7 @@ class HandoverState(TypedDict, total=False):
     ]
     recall: Annotated[
         list[RecallCard],
-        DeltaChannel(merge_recall, snapshot_frequency=RECALL_SNAPSHOT_EVERY),
+        DeltaChannel(merge_recall, snapshot_frequency=LEDGER_SNAPSHOT_EVERY),
         Field(
             description="Short texts of the turns archived out of the window, for retrieving "
             "a relevant earlier turn into a package (the newest few hundred)."
@@ -341,29 +331,20 @@ def usable(state: HandoverState) -> HandoverState:
     version, or straight into the checkpoint) reads as its default, so a thread can always
     answer its next message. Writes are checked before they are stored (`writes.py`)."""
     out = dict(state)
-    if not isinstance(out.get("handover"), dict):
-        out["handover"] = None
-    if not isinstance(out.get("hold_usage"), dict):
-        out["hold_usage"] = None
+    for key in ("handover", "hold_usage", "consult"):
+        if not isinstance(out.get(key), dict):
+            out[key] = None
     if not isinstance(out.get("active_agent"), str):
         out["active_agent"] = ORCHESTRATOR
     for key in ("handover_depth", "agent_turns", "archived_tokens"):
         value = out.get(key)
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             out[key] = 0
-    trail = out.get("turn_trail")
-    out["turn_trail"] = [h for h in trail if isinstance(h, str)] if isinstance(trail, list) else []
-    records = out.get("handovers")
-    out["handovers"] = (
-        [r for r in records if isinstance(r, dict)] if isinstance(records, list) else []
-    )
     if not isinstance(out.get("messages"), list):
         out["messages"] = []
-    if not isinstance(out.get("consult"), dict):
-        out["consult"] = None
-    for key in ("ledger", "recall"):
+    for key, kind in (("turn_trail", str), ("handovers", dict), ("ledger", dict), ("recall", dict)):
         value = out.get(key)
-        out[key] = [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+        out[key] = [v for v in value if isinstance(v, kind)] if isinstance(value, list) else []
     mark: Any = out.get("ledger_mark")
     ok = isinstance(mark, dict) and isinstance(mark.get("turns"), int)
     out["ledger_mark"] = mark if ok and isinstance(mark.get("upto"), str) else None

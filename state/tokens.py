@@ -20,7 +20,7 @@ import os
 import tempfile
 import threading
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -49,30 +49,30 @@ class EncodingUnavailableError(RuntimeError):
     """A tiktoken vocabulary is neither cached nor shipped with a matching hash."""
 
 
-def _tiktoken_source(name: str) -> tuple[str, str]:
-    """Return (url, expected_sha256) that tiktoken itself uses for `name`."""
+def _constructed(name: str, load: Callable[..., dict[bytes, int]]) -> dict[str, Any]:
+    """tiktoken's own constructor of the encoding `name`, its vocabulary read by `load`."""
     from tiktoken_ext import openai_public
 
     constructor = openai_public.ENCODING_CONSTRUCTORS.get(name)
     if constructor is None:
         raise EncodingUnavailableError(f"tiktoken does not know the encoding {name!r}")
-    captured: dict[str, str] = {}
+    original = openai_public.load_tiktoken_bpe
+    openai_public.load_tiktoken_bpe = load  # type: ignore[assignment]
+    try:
+        return constructor()
+    finally:
+        openai_public.load_tiktoken_bpe = original  # type: ignore[assignment]
 
-    class _Captured(Exception):
-        pass
+
+def _tiktoken_source(name: str) -> tuple[str, str]:
+    """Return (url, expected_sha256) that tiktoken itself uses for `name`."""
+    captured: dict[str, str] = {}
 
     def capture(url: str, expected_hash: str | None = None) -> dict[bytes, int]:
         captured["url"], captured["hash"] = url, expected_hash or ""
-        raise _Captured
+        return {}
 
-    original = openai_public.load_tiktoken_bpe
-    openai_public.load_tiktoken_bpe = capture  # type: ignore[assignment]
-    try:
-        constructor()
-    except _Captured:
-        pass
-    finally:
-        openai_public.load_tiktoken_bpe = original  # type: ignore[assignment]
+    _constructed(name, capture)
     if not captured.get("hash"):
         raise EncodingUnavailableError(f"tiktoken gives no expected sha256 for {name!r}")
     return captured["url"], captured["hash"]
@@ -80,10 +80,9 @@ def _tiktoken_source(name: str) -> tuple[str, str]:
 
 def _cache_dir() -> str | None:
     """The directory tiktoken reads its cache from (same rules as tiktoken.load)."""
-    if "TIKTOKEN_CACHE_DIR" in os.environ:
-        return os.environ["TIKTOKEN_CACHE_DIR"] or None
-    if "DATA_GYM_CACHE_DIR" in os.environ:
-        return os.environ["DATA_GYM_CACHE_DIR"] or None
+    for variable in ("TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR"):
+        if variable in os.environ:
+            return os.environ[variable] or None
     return os.path.join(tempfile.gettempdir(), "data-gym-cache")
 
 
@@ -143,20 +142,9 @@ def install_offline_encoding(name: str = DEFAULT_ENCODING) -> str | None:
 def _encoding_from_bytes(name: str, data: bytes) -> tiktoken.Encoding:
     import base64
 
-    from tiktoken_ext import openai_public
-
-    ranks = {}
-    for line in data.splitlines():
-        if line:
-            token, rank = line.split()
-            ranks[base64.b64decode(token)] = int(rank)
-    original = openai_public.load_tiktoken_bpe
-    openai_public.load_tiktoken_bpe = lambda *_a, **_k: ranks  # type: ignore[assignment]
-    try:
-        spec = openai_public.ENCODING_CONSTRUCTORS[name]()
-    finally:
-        openai_public.load_tiktoken_bpe = original  # type: ignore[assignment]
-    return tiktoken.Encoding(**spec)
+    pairs = (line.split() for line in data.splitlines() if line)
+    ranks = {base64.b64decode(token): int(rank) for token, rank in pairs}
+    return tiktoken.Encoding(**_constructed(name, lambda *_a, **_k: ranks))
 
 
 @lru_cache(maxsize=8)
@@ -164,10 +152,10 @@ def get_encoding(name: str = DEFAULT_ENCODING) -> tiktoken.Encoding:
     """A tiktoken encoding that loads without network (cached per process)."""
     if name in _SHIPPED:
         try:
-            if install_offline_encoding(name) is None:
-                return _encoding_from_bytes(name, shipped_vocabulary(name))
-        except OSError:
-            # cache not writable: build from the verified shipped bytes instead
+            cached = install_offline_encoding(name)
+        except OSError:  # cache not writable: build from the verified shipped bytes instead
+            cached = None
+        if cached is None:
             return _encoding_from_bytes(name, shipped_vocabulary(name))
     try:
         return tiktoken.get_encoding(name)
@@ -181,9 +169,8 @@ def encoding_name_for_model(model: str | None) -> str:
     """The encoding a model uses (`openai:gpt-4o` -> o200k_base); o200k_base when unknown."""
     if not model or model == "offline":
         return DEFAULT_ENCODING
-    bare = model.split(":", 1)[-1]
     try:
-        return tiktoken.encoding_name_for_model(bare)
+        return tiktoken.encoding_name_for_model(model.split(":", 1)[-1])
     except KeyError:
         return DEFAULT_ENCODING
 
@@ -213,14 +200,11 @@ class TokenCounter:
         `COUNT_CACHE_CHARS` characters): every turn counts the same prompts, tool schemas and
         recent messages again, and hashing a text costs far less than encoding it."""
         if len(text) > COUNT_CACHE_CHARS:
-            return len(self.encoding.encode(text, disallowed_special=()))
-        found = self._counts.get(text)
-        if found is None:
-            found = len(self.encoding.encode(text, disallowed_special=()))
-            if len(self._counts) >= COUNT_CACHE_ENTRIES:
-                self._counts.clear()
-            self._counts[text] = found
-        return found
+            return len(self._encode(text))
+        return _remembered(self._counts, text, lambda: len(self._encode(text)))
+
+    def _encode(self, text: str) -> list[int]:
+        return self.encoding.encode(text, disallowed_special=())
 
     def exceeds(self, text: str, limit: int) -> bool:
         """True when `text` holds more than `limit` tokens; encodes only as much as it must."""
@@ -241,7 +225,7 @@ class TokenCounter:
             return ""
         chars = (tokens + 1) * PROBE_CHARS_PER_TOKEN
         while True:
-            ids = self.encoding.encode(text[:chars], disallowed_special=())
+            ids = self._encode(text[:chars])
             if len(ids) > tokens or chars >= len(text):
                 break
             chars *= 2
@@ -260,10 +244,8 @@ class TokenCounter:
 
     def count_message(self, message: Any) -> int:
         """Tokens one message adds to a request (without the reply priming)."""
-        return (
-            sum(self._count_field(key, value) for key, value in _message_fields(message).items())
-            + TOKENS_PER_MESSAGE
-        )
+        fields = _message_fields(message).items()
+        return sum(self._count_field(key, value) for key, value in fields) + TOKENS_PER_MESSAGE
 
     def count_messages(self, messages: Iterable[Any]) -> int:
         """Tokens a request with these messages costs, reply priming included."""
@@ -276,13 +258,7 @@ class TokenCounter:
         key = getattr(message, "id", None)
         if not key:
             return self.count_message(message)
-        found = self._stored.get(key)
-        if found is None:
-            found = self.count_message(message)
-            if len(self._stored) >= COUNT_CACHE_ENTRIES:
-                self._stored.clear()
-            self._stored[key] = found
-        return found
+        return _remembered(self._stored, key, lambda: self.count_message(message))
 
     def _count_field(self, key: str, value: Any) -> int:
         if key == "tool_call_id":
@@ -290,21 +266,32 @@ class TokenCounter:
         if not value:
             return 0
         if isinstance(value, list):
-            total = 0
-            for item in value:
-                if isinstance(item, str):
-                    total += self.count_text(item)
-                elif is_text_block(item):
-                    total += self.count_text(item.get("text", ""))
-                elif item.get("type") == "function":
-                    fn = item["function"]
-                    total += self.count_text(fn.get("arguments") or "")
-                    total += self.count_text(fn.get("name") or "")
-                else:  # any other block is sent too: count all of it
-                    total += self.count_text(json.dumps(item, ensure_ascii=False, default=str))
-            return total
-        extra = TOKENS_PER_NAME if key == "name" else 0
-        return self.count_text(str(value)) + extra
+            return sum(self.count_text(text) for item in value for text in _item_texts(item))
+        return self.count_text(str(value)) + (TOKENS_PER_NAME if key == "name" else 0)
+
+
+def _item_texts(item: Any) -> list[str]:
+    """The texts one item of a list field sends: a content block's, a tool call's arguments and
+    name; any other block is sent too, so all of it counts."""
+    if isinstance(item, str):
+        return [item]
+    if is_text_block(item):
+        return [item.get("text", "")]
+    if item.get("type") == "function":
+        return [item["function"].get("arguments") or "", item["function"].get("name") or ""]
+    return [json.dumps(item, ensure_ascii=False, default=str)]
+
+
+def _remembered(cache: dict[str, int], key: str, count: Callable[[], int]) -> int:
+    """`count()`, remembered in `cache` under `key` (emptied once it holds
+    `COUNT_CACHE_ENTRIES`)."""
+    found = cache.get(key)
+    if found is None:
+        found = count()
+        if len(cache) >= COUNT_CACHE_ENTRIES:
+            cache.clear()
+        cache[key] = found
+    return found
 
 
 def is_text_block(block: Any) -> bool:
@@ -318,12 +305,8 @@ def _message_fields(message: Any) -> dict[str, Any]:
         return dict(message)
     from langchain_core.messages import AIMessage, ToolMessage
 
-    role = {
-        "human": "user",
-        "ai": "assistant",
-        "system": "system",
-        "tool": "tool",
-    }.get(getattr(message, "type", ""), getattr(message, "type", "user"))
+    kind = getattr(message, "type", "user")
+    role = {"human": "user", "ai": "assistant"}.get(kind, kind)
     fields: dict[str, Any] = {"content": message.content, "role": role}
     if getattr(message, "name", None) and role != "tool":
         fields["name"] = message.name  # OpenAI's tool messages carry no name

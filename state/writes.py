@@ -107,13 +107,7 @@ def _check_message(
         )
     if not message.id:
         message = message.model_copy(update={"id": f"{message.type}-{uuid.uuid4().hex}"})
-    try:
-        _SERDE.dumps_typed(message)
-    except Exception as exc:  # noqa: BLE001 - whatever the checkpointer cannot store
-        raise InputError(
-            f"{where} cannot be stored ({type(exc).__name__}: {str(exc)[:120]}); send text "
-            "and JSON values only"
-        ) from None
+    _storable(where, message)
     return message, counter.count_text(size_text)
 
 
@@ -150,13 +144,10 @@ def check_messages(
 
 _HANDOVER = TypeAdapter(ActiveHandover | None)
 _RECORDS = TypeAdapter(list[HandoverRecord])
-_COUNT = TypeAdapter(int)
 _USAGE = TypeAdapter(HoldUsage | None)
-_NAMES = TypeAdapter(list[str])
 _CONSULT = TypeAdapter(ConsultRound | ConsultAnswer | None)
 _LEDGER = TypeAdapter(list[LedgerEntry])
 _MARK = TypeAdapter(LedgerMark | None)
-_CARDS = TypeAdapter(list[RecallCard])
 
 
 def check_update(
@@ -217,15 +208,15 @@ def check_update(
 _VALIDATORS: dict[str, tuple[TypeAdapter[Any], str]] = {
     "handover": (_HANDOVER, "null or a handover package (state/schema.py: ActiveHandover)"),
     "handovers": (_RECORDS, "trail records (state/schema.py: HandoverRecord)"),
-    "handover_depth": (_COUNT, "an integer >= 0"),
-    "agent_turns": (_COUNT, "an integer >= 0"),
-    "archived_tokens": (_COUNT, "an integer >= 0"),
+    "handover_depth": (TypeAdapter(int), "an integer >= 0"),
+    "agent_turns": (TypeAdapter(int), "an integer >= 0"),
+    "archived_tokens": (TypeAdapter(int), "an integer >= 0"),
     "hold_usage": (_USAGE, "null or a hold's usage (state/schema.py: HoldUsage)"),
-    "turn_trail": (_NAMES, "a list of strings"),
+    "turn_trail": (TypeAdapter(list[str]), "a list of strings"),
     "consult": (_CONSULT, "null or a consult round (state/schema.py: ConsultRound)"),
     "ledger": (_LEDGER, "thread-ledger entries to add (state/ledger.py: LedgerEntry)"),
     "ledger_mark": (_MARK, "null or the ledger's reading mark (state/ledger.py: LedgerMark)"),
-    "recall": (_CARDS, "recall cards to add (state/ledger.py: RecallCard)"),
+    "recall": (TypeAdapter(list[RecallCard]), "recall cards to add (state/ledger.py: RecallCard)"),
 }
 
 
@@ -259,14 +250,14 @@ def _bounded_text(text: str) -> str:
     return text.encode("utf-8", "replace").decode("utf-8")
 
 
-def _storable(what: str, value: Any) -> None:
+def _storable(what: str, value: Any, example: str = "") -> None:
     """InputError unless the checkpointer can store `value` (and its text is valid UTF-8)."""
     try:
         _SERDE.dumps_typed(value)
     except Exception as exc:  # noqa: BLE001 - whatever the checkpointer cannot store
         raise InputError(
             f"{what} cannot be stored ({type(exc).__name__}: {str(exc)[:120]}); send text and "
-            "JSON values only, e.g. {'decisions': [{'type': 'approve'}]}"
+            f"JSON values only{example}"
         ) from None
 
 
@@ -290,24 +281,15 @@ def check_input(
                 "the Command carries nothing: resume a paused run with "
                 "Command(resume=...), e.g. {'action': 'approve'}"
             )
-        if payload.resume is not None:
-            payload = Command(
-                graph=payload.graph,
-                update=payload.update,
-                resume=bounded_resume(payload.resume),
-                goto=payload.goto,
+        resume = bounded_resume(payload.resume)
+        if resume is not None:
+            _storable("the resume value", resume, ", e.g. {'decisions': [{'type': 'approve'}]}")
+        update = payload.update
+        if update is not None:
+            update = check_update(
+                update, agents=agents, max_tokens=max_tokens, counter=counter, stored_ids=stored_ids
             )
-            _storable("the resume value", payload.resume)
-        if payload.update is None:
-            return payload
-        update = check_update(
-            payload.update,
-            agents=agents,
-            max_tokens=max_tokens,
-            counter=counter,
-            stored_ids=stored_ids,
-        )
-        return Command(graph=payload.graph, update=update, resume=payload.resume, goto=payload.goto)
+        return Command(graph=payload.graph, update=update, resume=resume, goto=payload.goto)
     if not isinstance(payload, Mapping):
         raise InputError(
             f"input must be a dict like {{'messages': [{{'role': 'user', 'content': '...'}}]}}, "

@@ -16,7 +16,7 @@ from langchain_openai import ChatOpenAI
 from tiktoken_ext import openai_public
 
 import specialist_handover.state.tokens
-from specialist_handover.state import (
+from specialist_handover.state.tokens import (
     DEFAULT_ENCODING,
     EncodingUnavailableError,
     TokenCounter,
