@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Literal
 
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.errors import GraphBubbleUp
 from langgraph.pregel import Pregel
@@ -37,11 +37,12 @@ from ...state import (
     coerce_context,
     message_text,
 )
+from ...state.langgraph_internals import run_checkpointer
 from ...state.schema import CONSULTANT_NODE
 from ..handover.consult_message import ConsultTask, question_message
-from ..handover.package import package_message
+from ..handover.handover_to_specialist import package_message
 from ..handover.transfer import TRANSFERS
-from ..history.archive import config_checkpointer, stored_transcript
+from ..history.archive import stored_transcript
 from ..history.budget import fit_messages
 from ..models.resolve import ModelChoice
 from ..redaction import redact
@@ -57,8 +58,7 @@ def cut_answer(text: str, *, cap: int, counter: TokenCounter) -> tuple[str, int]
         return text, tokens
     marker = f"\n[… answer cut at {cap} tokens]"
     kept = counter.truncate(text, max(cap - counter.count_text(marker), 0)).rstrip()
-    cut = kept + marker
-    return cut, counter.count_text(cut)
+    return kept + marker, counter.count_text(kept + marker)
 
 
 def failure_text(agent: str, exc: BaseException) -> str:
@@ -68,11 +68,9 @@ def failure_text(agent: str, exc: BaseException) -> str:
     return f"ERROR: {agent} could not answer: {redact(detail).text}"
 
 
-def answer_of(added: list[BaseMessage], *, agent: str) -> str:
-    """The consultant's answer: its last reply's text, with a note when it tried to transfer
-    (which a consult ignores)."""
-    replies = [m for m in added if isinstance(m, AIMessage)]
-    last = replies[-1] if replies else None
+def answer_of(last: AIMessage | None, *, agent: str) -> str:
+    """The consultant's answer: the text of its last reply (`last`), with a note when it tried
+    to transfer (which a consult ignores)."""
     text = message_text(last).strip() if last is not None else ""
     tried = [
         c["name"] for c in (last.tool_calls if last is not None else []) if c["name"] in TRANSFERS
@@ -110,7 +108,7 @@ def make_consultant_node(  # type: ignore[no-untyped-def]
         member = MemberRun(
             agent=name,
             profile=profile.name,
-            archive=lambda: stored_transcript(config_checkpointer(config), config, ()),
+            archive=lambda: stored_transcript(run_checkpointer(config), config, ()),
             view_ids=frozenset(seen),
             package_text=data["package"]["rendered"],
             counter=counter,
@@ -119,10 +117,11 @@ def make_consultant_node(  # type: ignore[no-untyped-def]
         )
         status: Literal["answered", "error"] = "answered"
         try:
-            ran = yield agent, view, 0, member_config(config, member=member, marker=profile.marker)
-            added = [m for m in ran if m.id not in seen]
-            text = answer_of(added, agent=name)
-            last = next((m for m in reversed(added) if isinstance(m, AIMessage)), None)
+            run_config = member_config(config, member=member, marker=profile.marker)
+            ran = yield agent, {"messages": view, "model_calls": 0}, run_config
+            added = [m for m in ran if m.id not in seen and isinstance(m, AIMessage)]
+            last = added[-1] if added else None
+            text = answer_of(last, agent=name)
             if last is not None and last.response_metadata.get(REMOTE_FAILED):
                 status = "error"  # its remote server failed: the reply is the ERROR line
         except GraphBubbleUp:

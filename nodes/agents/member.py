@@ -4,7 +4,7 @@ The node is the same for every agent, ours (`create_agent` made from a
 profile) and a user's (`create_agent(...)` or any compiled graph whose state
 has `messages`):
 
-1. **Its view in.** A specialist sees the stage-1 package (`package.py`: text,
+1. **Its view in.** A specialist sees the stage-1 package (`handover_to_specialist.py`: text,
    and the package as data) and a window of its own recent turns since its
    handover; the orchestrator a window of whole recent turns of the
    conversation. Both windows are opened by the handover notes (the
@@ -64,13 +64,14 @@ from ...state.defaults import (
     ORCHESTRATOR_SUMMARY_LOOKBACK,
     ORCHESTRATOR_SUMMARY_WORDS,
 )
+from ...state.langgraph_internals import run_checkpointer
 from ...state.schema import CONSULT_NODE, HANDOVER_NODE, after_reply
 from ..briefing.outcomes import reply_summary, write_outcome
 from ..handover.cost import hold_usage
-from ..handover.package import HANDOVER_SENDER, package_message
-from ..handover.trail import describe_trail, return_hop, return_update
+from ..handover.handover_to_specialist import HANDOVER_SENDER, package_message
+from ..handover.node import describe_trail, refused_calls, return_hop, return_update
 from ..handover.transfer import chosen_transfer, transferred_messages
-from ..history.archive import archive_removals, config_checkpointer, stored_transcript
+from ..history.archive import archive_removals, stored_transcript
 from ..history.budget import fit_messages
 from ..history.conversation import messages_since, own_view, pending_tool_calls, window_of_turns
 from ..history.extractive import extractive_summary
@@ -122,38 +123,24 @@ def view_of(name: str, state: HandoverState) -> list[BaseMessage]:
     return [*opening, *([notes] if notes else []), *own_view(window, name)]
 
 
-AgentRun = tuple[Pregel, list[BaseMessage], int, RunnableConfig]
-"""What a node asks to run: the agent, its view, its model calls so far, its config."""
-NodeSteps = Generator[AgentRun, list[BaseMessage], dict[str, Any] | Command]  # type: ignore[type-arg]
+AgentRun = tuple[Pregel, dict[str, Any], RunnableConfig]
+"""What a node asks to run: the agent, its input (its view, its model calls so far), its
+config."""
+NodeSteps = Generator[AgentRun, Any, dict[str, Any] | Command]  # type: ignore[type-arg]
 """A node's body: it yields the agent run it needs, is sent what the agent added (or has the
 run's exception thrown in), and returns its update."""
 
 
-def run_member(agent: Pregel, view: list[BaseMessage], calls: int, config: RunnableConfig) -> list:  # type: ignore[type-arg]
-    """Run the agent from its view; what it has at the end (or at its transfer)."""
-    try:
-        out = agent.invoke({"messages": view, "model_calls": calls}, config)
-    except ParentCommand as exc:
-        return _transferred(exc)
+def _messages(out: Any) -> list[BaseMessage]:
+    """What the agent has at the end of its run (or at its transfer)."""
     return list(out.get("messages") or []) if isinstance(out, dict) else []
 
 
-async def arun_member(
-    agent: Pregel, view: list[BaseMessage], calls: int, config: RunnableConfig
-) -> list:  # type: ignore[type-arg]
-    """`run_member` under `ainvoke`: the agent's async path (its model's, its tools')."""
-    try:
-        out = await agent.ainvoke({"messages": view, "model_calls": calls}, config)
-    except ParentCommand as exc:
-        return _transferred(exc)
-    return list(out.get("messages") or []) if isinstance(out, dict) else []
-
-
-def _transferred(exc: ParentCommand) -> list[BaseMessage]:
-    transferred = transferred_messages(exc)
-    if transferred is None:
-        raise exc  # a command of the agent's own, not a transfer
-    return transferred
+def _stopped(exc: Exception) -> tuple[list[BaseMessage] | None, Exception | None]:
+    """A run that raised: a transfer's messages, else the exception (a command of the agent's
+    own, or a failure) for the body."""
+    transferred = transferred_messages(exc) if isinstance(exc, ParentCommand) else None
+    return (transferred, None) if transferred is not None else (None, exc)
 
 
 class AgentNode(RunnableLambda):  # type: ignore[type-arg]
@@ -181,31 +168,29 @@ def both_ways(
 
     def node(state: Any, config: RunnableConfig) -> Any:
         body = steps(state, get_runtime(), config)
-        try:
-            asked = next(body)
-            while True:
-                try:
-                    added = run_member(*asked)
-                except Exception as exc:  # noqa: BLE001 - the body decides what it means
-                    asked = body.throw(exc)
-                else:
-                    asked = body.send(added)
-        except StopIteration as done:
-            return done.value  # type: ignore[no-any-return]
+        added, error = None, None
+        while True:
+            try:
+                runner, given, conf = body.send(added) if error is None else body.throw(error)
+            except StopIteration as done:
+                return done.value
+            try:
+                added, error = _messages(runner.invoke(given, conf)), None
+            except Exception as exc:  # noqa: BLE001 - the body decides what it means
+                added, error = _stopped(exc)
 
     async def anode(state: Any, config: RunnableConfig) -> Any:
         body = steps(state, get_runtime(), config)
-        try:
-            asked = next(body)
-            while True:
-                try:
-                    added = await arun_member(*asked)
-                except Exception as exc:  # noqa: BLE001 - the body decides what it means
-                    asked = body.throw(exc)
-                else:
-                    asked = body.send(added)
-        except StopIteration as done:
-            return done.value  # type: ignore[no-any-return]
+        added, error = None, None
+        while True:
+            try:
+                runner, given, conf = body.send(added) if error is None else body.throw(error)
+            except StopIteration as done:
+                return done.value
+            try:
+                added, error = _messages(await runner.ainvoke(given, conf)), None
+            except Exception as exc:  # noqa: BLE001 - the body decides what it means
+                added, error = _stopped(exc)
 
     return AgentNode(node, anode, name, agent)
 
@@ -213,14 +198,11 @@ def both_ways(
 def member_config(config: RunnableConfig, *, member: MemberRun, marker: str) -> RunnableConfig:
     """The agent's run config: the node's, with the `MemberRun` for its tools and middleware
     (in process) and the metadata every streamed chunk carries (`agent`, `persona_marker`)."""
+    metadata = {**(config.get("metadata") or {}), "agent": member.agent, "persona_marker": marker}
     return {
         **config,
         "configurable": {**(config.get("configurable") or {}), MEMBER_RUN_KEY: member},
-        "metadata": {
-            **(config.get("metadata") or {}),
-            "agent": member.agent,
-            "persona_marker": marker,
-        },
+        "metadata": metadata,
     }
 
 
@@ -261,7 +243,7 @@ def make_agent_node(  # type: ignore[no-untyped-def]
             agent=name,
             profile=profile.name,
             conversation=messages,
-            archive=lambda: stored_transcript(config_checkpointer(config), config, messages),
+            archive=lambda: stored_transcript(run_checkpointer(config), config, messages),
             call_ids=frozenset(taken),
             view_ids=frozenset(seen),
             package_text="" if orchestrator else stage2_package_text(handover, [*ledger, *heard]),
@@ -272,7 +254,7 @@ def make_agent_node(  # type: ignore[no-untyped-def]
             result: list[BaseMessage] = [stop_message(name, profile, calls, ctx.max_turns)]
         else:
             run_config = member_config(config, member=member, marker=profile.marker)
-            ran = yield agent, view, calls, run_config
+            ran = yield agent, {"messages": view, "model_calls": calls}, run_config
             result = [m for m in ran if m.id not in seen]
         added = stored_replies(
             result,
@@ -296,15 +278,17 @@ def make_agent_node(  # type: ignore[no-untyped-def]
             update.update({"ledger_mark": new_mark, "ledger": heard, "recall": []})
         if removals:  # what leaves the window still counts in the full history's cost
             gone = {r.id for r in removals}
-            update["archived_tokens"] = state.get("archived_tokens", 0) + sum(
-                counter.count_stored(m) for m in messages if m.id in gone
-            )
             archived = [m for m in messages if m.id in gone]  # oldest first: the cut is a prefix
+            archived_tokens = sum(map(counter.count_stored, archived))
+            update["archived_tokens"] = state.get("archived_tokens", 0) + archived_tokens
             cards = recall_cards(archived, messages, last_turn=mark["turns"] if mark else 0)
             if cards:
                 update["recall"] = cards
         if new_user_turn:
             update["turn_trail"] = []  # a new user turn: its handovers are counted afresh
+        refused = refused_calls(name, added)  # refused by the agent's own tool node
+        if refused:
+            update["handovers"] = refused
         pending = pending_tool_calls([*messages, *added])
         if orchestrator:
             update.update({"active_agent": ORCHESTRATOR, "handover_depth": 0})
@@ -347,7 +331,8 @@ def make_agent_node(  # type: ignore[no-untyped-def]
             )
             if settled:
                 update["ledger"] = [*heard, *settled]
-        update.update(return_update(name, handover, reason, usage))
+        returned = return_update(name, handover, reason, usage)
+        update.update(returned, handovers=[*refused, *returned["handovers"]])
         update["turn_trail"] = [*trail, return_hop(name)]
         return Command(update=update, goto=ORCHESTRATOR if then == "hand_back_and_answer" else END)
 

@@ -68,6 +68,7 @@ from .replies import (
     streaming_copy,
     tag_reply,
     unparsable_answers,
+    used_call_ids,
 )
 
 ModelFor = Callable[[HandoverContext], BaseChatModel]
@@ -153,10 +154,9 @@ class RequestBudget(AgentMiddleware):
         ctx = _context(request)
         member = current_member()
         counter = member.counter if member and member.counter else token_counter(ctx.model)
-        system = request.system_message
         fixed = counter.count_text(self._schema_text(list(request.tools or [])))
-        if system is not None:
-            fixed += counter.count_message(system)
+        if request.system_message is not None:
+            fixed += counter.count_message(request.system_message)
         messages = fit_messages(
             request.messages, budget=ctx.max_input_tokens, counter=counter, fixed=fixed
         )
@@ -258,8 +258,8 @@ class SafeReplies(AgentMiddleware):
         if reply is None:
             return response
         member = current_member()
-        taken = set(member.call_ids) if member is not None else set()
-        taken.update(c.get("id") or "" for m in request.messages for c in _calls(m))
+        taken = used_call_ids(request.messages)
+        taken.update(member.call_ids if member is not None else ())
         reply = make_reply_safe(tag_reply(reply, self.agent, self.profile), taken)
         answers = unparsable_answers(reply)
         result = ModelResponse(result=[reply, *answers])
@@ -270,14 +270,6 @@ class SafeReplies(AgentMiddleware):
         return result
 
 
-def _calls(message: Any) -> list[Any]:
-    if isinstance(message, AIMessage):
-        return [*message.tool_calls, *message.invalid_tool_calls]
-    if isinstance(message, ToolMessage):
-        return [{"id": message.tool_call_id}]
-    return []
-
-
 class ToolErrors(AgentMiddleware):
     """Unknown tools and failing tools become `ERROR:` results the agent can act on."""
 
@@ -285,12 +277,10 @@ class ToolErrors(AgentMiddleware):
         super().__init__()
         self.available = ", ".join(sorted(tool_names))
 
-    def _unknown(self, request: ToolCallRequest) -> ToolMessage | None:
-        call = request.tool_call
-        if request.tool is not None:
-            return None
+    def _unknown(self, request: ToolCallRequest) -> ToolMessage:
+        name = request.tool_call["name"]
         return _error(
-            call, f"ERROR: unknown tool '{call['name']}'. Available tools: {self.available}"
+            request.tool_call, f"ERROR: unknown tool '{name}'. Available tools: {self.available}"
         )
 
     @staticmethod
@@ -299,9 +289,8 @@ class ToolErrors(AgentMiddleware):
         return _error(request.tool_call, f"ERROR: {name} failed: {type(exc).__name__}: {exc}")
 
     def wrap_tool_call(self, request: ToolCallRequest, handler: Callable[[Any], Any]) -> Any:
-        unknown = self._unknown(request)
-        if unknown is not None:
-            return unknown
+        if request.tool is None:
+            return self._unknown(request)
         try:
             return handler(request)
         except GraphBubbleUp:  # interrupts and transfers pass through
@@ -312,9 +301,8 @@ class ToolErrors(AgentMiddleware):
     async def awrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[Any], Awaitable[Any]]
     ) -> Any:
-        unknown = self._unknown(request)
-        if unknown is not None:
-            return unknown
+        if request.tool is None:
+            return self._unknown(request)
         try:
             return await handler(request)
         except GraphBubbleUp:  # interrupts and transfers pass through
@@ -325,8 +313,5 @@ class ToolErrors(AgentMiddleware):
 
 def _error(call: Any, content: str) -> ToolMessage:
     return ToolMessage(
-        content=content,
-        tool_call_id=call["id"],
-        name=call.get("name") or "unknown",
-        status="error",
+        content=content, tool_call_id=call["id"], name=call.get("name") or "unknown", status="error"
     )

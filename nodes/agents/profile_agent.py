@@ -20,14 +20,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from ...specialists import ORCHESTRATOR_PROFILE, Profile
 from ...state import HandoverContext, ProfileAgentState
-from .middleware import (
-    ModelRetries,
-    RequestBudget,
-    RunModel,
-    SafeReplies,
-    ToolErrors,
-    TurnLimit,
-)
+from .middleware import ModelRetries, RequestBudget, RunModel, SafeReplies, ToolErrors, TurnLimit
 
 ModelFor = Callable[[HandoverContext], BaseChatModel]
 

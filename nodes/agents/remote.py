@@ -83,6 +83,7 @@ from ...state import (
 )
 from ...state.defaults import MAX_MESSAGE_TOKENS, MAX_REPLY_MESSAGES
 from ...state.langgraph_internals import remote_error_of
+from ..history.budget import tool_units
 from ..tools.names import CONSULT, HANDOVER, RETURN
 from .replies import capped_message, graph_reply, new_call_id, safe_tool_name
 
@@ -96,48 +97,35 @@ STREAM_TAGS = ("agent", "persona_marker")
 
 
 def build_remote_agent(*, agent: str, profile: Profile) -> CompiledStateGraph[Any, Any, Any, Any]:
-    """The agent of a remote profile: one step that runs `profile.remote`'s graph."""
-    remote = profile.remote
-    if remote is None:
-        raise ValueError(f"profile {profile.name!r} has no remote")
+    """The agent of a remote profile (one with `remote`): one step that runs its graph."""
 
     def run_remotely(state: ProfileAgentState, config: RunnableConfig) -> dict[str, Any]:
         """Run the server's graph on this agent's view; what it added, or the ERROR reply."""
         view = list(state.get("messages") or [])
-        counter, cap = reply_bounds(config, _run_context())
-        reply = remote_reply(
-            agent=agent,
-            profile=profile,
-            view=view,
-            config=config,
-            counter=counter,
-            max_message_tokens=cap,
-        )
-        return {"messages": reply}
+        counter, cap = reply_bounds(config)
+        return {
+            "messages": remote_reply(
+                agent=agent,
+                profile=profile,
+                view=view,
+                config=config,
+                counter=counter,
+                max_message_tokens=cap,
+            )
+        }
 
-    builder = StateGraph(ProfileAgentState)
-    builder.add_node(REMOTE_STEP, run_remotely)
-    builder.add_edge(START, REMOTE_STEP)
-    builder.add_edge(REMOTE_STEP, END)
-    return builder.compile(name=agent)
+    builder = StateGraph(ProfileAgentState).add_node(REMOTE_STEP, run_remotely)
+    return builder.add_edge(START, REMOTE_STEP).add_edge(REMOTE_STEP, END).compile(name=agent)
 
 
-def _run_context() -> Any:
-    """Our run's context (its `max_message_tokens`), None outside a run of our graph."""
-    try:
-        return get_runtime().context
-    except RuntimeError:
-        return None
-
-
-def reply_bounds(config: RunnableConfig, context: Any) -> tuple[TokenCounter, int]:
+def reply_bounds(config: RunnableConfig) -> tuple[TokenCounter, int]:
     """The agent's token counter (its node's, from the `MemberRun` in the config) and the run
     context's `max_message_tokens`; the defaults when the agent runs outside our graph."""
     member = (config.get("configurable") or {}).get(MEMBER_RUN_KEY)
     counter = member.counter if isinstance(member, MemberRun) else None
     try:
-        cap = coerce_context(context).max_message_tokens
-    except (TypeError, ValueError):  # the agent's node refuses such a context first
+        cap = coerce_context(get_runtime().context).max_message_tokens
+    except (RuntimeError, TypeError, ValueError):  # outside our graph; or a context it refuses
         cap = MAX_MESSAGE_TOKENS
     return counter or token_counter(), cap
 
@@ -171,8 +159,7 @@ def remote_reply(
         if not any(isinstance(m, AIMessage) for m in added):
             raise RemoteNoReply()
     except Exception as exc:  # noqa: BLE001 - every failure becomes the specialist's ERROR reply
-        what = describe_failure(exc, remote.timeout, remote.url)
-        return [failure_reply(agent, profile, what)]
+        return [failure_reply(agent, profile, describe_failure(exc, remote.timeout, remote.url))]
     return added
 
 
@@ -195,15 +182,13 @@ async def remote_values(
 
 
 class RemoteRedirect(Exception):
-    """The server answered the run with a redirect (HTTP 3xx), which is never followed."""
+    """The server answered the run with a redirect (HTTP 3xx), which is never followed. `base`:
+    the address to set as `remote.url` when the redirect's target is the same server API at
+    another place (its path ends as ours did), else ""."""
 
     def __init__(self, status: int, location: str | None, base: str) -> None:
         super().__init__(status, location)
-        self.status = status
-        self.location = location
-        self.base = base
-        """The address to set as `remote.url` when the redirect's target is the same server API
-        at another place (its path ends as ours did), else ""."""
+        self.status, self.location, self.base = status, location, base
 
 
 def refuse_redirects(remote_url: str) -> Callable[[httpx.Response], Any]:
@@ -252,11 +237,10 @@ def local_config(config: RunnableConfig) -> RunnableConfig:
     configurable = config.get("configurable") or {}
     metadata = config.get("metadata") or {}
     tags = {k: metadata[k] for k in STREAM_TAGS if k in metadata}
-    local: dict[str, Any] = {"checkpoint_ns": configurable.get("checkpoint_ns", "")}
-    for key, value in configurable.items():
-        if isinstance(value, StreamProtocol):
-            local[key] = relay_stream(value, tags)
-    return {"configurable": local}
+    local = {
+        k: relay_stream(v, tags) for k, v in configurable.items() if isinstance(v, StreamProtocol)
+    }
+    return {"configurable": {"checkpoint_ns": configurable.get("checkpoint_ns", ""), **local}}
 
 
 def relay_stream(stream: StreamProtocol, tags: dict[str, Any]) -> StreamProtocol:
@@ -307,12 +291,13 @@ def until_transfer(added: list[BaseMessage]) -> list[BaseMessage]:
     """The remote run's messages up to its first transfer call (a tool of its own named
     `return_to_orchestrator` or `handover_to_specialist`): that call stays unanswered, for our
     handover node to carry out; what the run did after it (its tool's answer) is dropped."""
-    for index, message in enumerate(added):
-        if isinstance(message, AIMessage) and any(
-            c["name"] in REMOTE_TRANSFERS for c in message.tool_calls
-        ):
-            return added[: index + 1]
-    return added
+    ends = (i + 1 for i, m in enumerate(added) if isinstance(m, AIMessage) and _transfers(m))
+    return added[: next(ends, len(added))]
+
+
+def _transfers(message: AIMessage) -> bool:
+    """Whether the message calls a transfer our handover node carries out for a remote."""
+    return any(c.get("name") in REMOTE_TRANSFERS for c in message.tool_calls)
 
 
 # --- what comes back, checked like a state write -------------------------------------------------
@@ -330,13 +315,8 @@ CONSULT_NOTE = (
 )
 """Stands for a remote's own `consult_specialists` call that its run left unanswered (our
 graph carries out a remote's returns and handovers, never a consult)."""
-KEPT_METADATA = (
-    "model_name",
-    "model_provider",
-    "finish_reason",
-    "system_fingerprint",
-    "service_tier",
-    "token_usage",
+KEPT_METADATA = frozenset(
+    "model_name model_provider finish_reason system_fingerprint service_tier token_usage".split()
 )
 """What a remote reply's `response_metadata` keeps (small, and nothing our graph reads as a
 flag: a server must not mark its reply as a failure, a stop or a note of the graph's)."""
@@ -375,9 +355,8 @@ def checked_reply(
 def _sane_id(value: Any) -> str | None:
     """An id as the server gave it when it is usable as ours (short printable text), else
     None."""
-    if isinstance(value, str) and 0 < len(value) <= ID_MAX_CHARS and value.isprintable():
-        return value
-    return None
+    usable = isinstance(value, str) and 0 < len(value) <= ID_MAX_CHARS and value.isprintable()
+    return value if usable else None
 
 
 def valid_history(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
@@ -393,20 +372,12 @@ def valid_history(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
     last_ai = max((i for i, m in enumerate(messages) if isinstance(m, AIMessage)), default=-1)
     used: set[str] = set()
     out: list[BaseMessage] = []
-    i, n = 0, len(messages)
-    while i < n:
-        message = messages[i]
-        start, i = i, i + 1
+    for start, end in tool_units(messages):
+        message = messages[start]
         if not isinstance(message, AIMessage):
             continue  # an orphan tool message, or a kind an agent's reply does not store
-        while i < n and isinstance(messages[i], ToolMessage):
-            i += 1
-        answers = [m for m in messages[start + 1 : i] if isinstance(m, ToolMessage)]
-        pending_ok = (
-            start == last_ai
-            and i == n
-            and any(c.get("name") in REMOTE_TRANSFERS for c in message.tool_calls)
-        )
+        answers = [m for m in messages[start + 1 : end] if isinstance(m, ToolMessage)]
+        pending_ok = start == last_ai and end == len(messages) and _transfers(message)
         out += _answered_turn(message, answers, used, pending_ok)
     return out
 
@@ -416,9 +387,7 @@ def _answered_turn(
 ) -> list[BaseMessage]:
     """One assistant message and the tool messages right after it, paired (see
     `valid_history`); `used` holds the call ids of the reply so far, and takes this turn's."""
-    by_call: dict[str, ToolMessage] = {}
-    for answer in answers:
-        by_call.setdefault(answer.tool_call_id, answer)  # a second answer to a call: dropped
+    by_call = {a.tool_call_id: a for a in reversed(answers)}  # a second answer: dropped
     renamed: dict[int, str] = {}  # id() of each kept answer -> the call id it answers now
     kept: tuple[list[dict[str, Any]], list[dict[str, Any]]] = ([], [])
     unanswered: list[dict[str, Any]] = []
@@ -471,11 +440,7 @@ def newest_messages(messages: list[BaseMessage], cap: int) -> list[BaseMessage]:
     if len(messages) <= cap:
         return messages
     starts = [i for i, m in enumerate(messages) if isinstance(m, AIMessage)]
-    first = len(messages)
-    for start in reversed(starts):
-        if len(messages) - start > cap:
-            break
-        first = start
+    first = min((s for s in starts if len(messages) - s <= cap), default=len(messages))
     if first == len(messages):  # the newest turn alone is over the cap: its first calls
         start = starts[-1]
         kept = _shrunk_turn(messages[start], messages[start + 1 :], cap)
@@ -538,12 +503,10 @@ def bounded_message(
             status="error" if message.status == "error" else "success",
         )
     short, _ = capped_message(fresh, cap, counter, why=why)
-    update = {"content": _clean(short.content)}
+    fields = ["content"]
     if isinstance(short, AIMessage):
-        update["tool_calls"] = _clean(short.tool_calls)
-        update["invalid_tool_calls"] = _clean(short.invalid_tool_calls)
-        update["response_metadata"] = _clean(short.response_metadata)
-    return short.model_copy(update=update)
+        fields += ["tool_calls", "invalid_tool_calls", "response_metadata"]
+    return short.model_copy(update={field: _clean(getattr(short, field)) for field in fields})
 
 
 def _short(error: Any) -> str | None:
@@ -587,10 +550,9 @@ def _what_failed(exc: BaseException, timeout: float, url: str | None) -> str:
     if isinstance(exc, APIConnectionError | httpx.TransportError):
         cause = exc.__cause__ or exc.__context__ or exc
         return f"cannot reach the server ({_one_line(cause)}); is it running?"
-    if isinstance(exc, APIStatusError):
-        return f"the server refused the run: HTTP {exc.status_code}: {_one_line(exc)}"
-    if isinstance(exc, httpx.HTTPStatusError):
-        return f"the server refused the run: HTTP {exc.response.status_code}: {_one_line(exc)}"
+    if isinstance(exc, APIStatusError | httpx.HTTPStatusError):
+        status = exc.status_code if isinstance(exc, APIStatusError) else exc.response.status_code
+        return f"the server refused the run: HTTP {status}: {_one_line(exc)}"
     if isinstance(exc, RemoteException):
         data = remote_error_of(exc)
         if isinstance(data, dict):
@@ -614,8 +576,7 @@ def _redirect_line(exc: RemoteRedirect, url: str | None) -> str:
     shown = safe_url(_one_line(exc.location, 300))
     elsewhere = url is not None and _origin(exc.location) != _origin(url)
     where = "to another host, " if elsewhere else "to "
-    fix = f"set remote.url to {safe_url(exc.base)}" if exc.base else "set remote.url to"
-    fix += " the final address" if not exc.base else ""
+    fix = f"set remote.url to {safe_url(exc.base) if exc.base else 'the final address'}"
     return (
         f"the server redirected the run (HTTP {exc.status}) {where}{shown}; redirects are not "
         f"followed: {fix} if that is the server you mean"

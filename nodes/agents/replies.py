@@ -70,8 +70,7 @@ def used_call_ids(messages: Iterable[BaseMessage]) -> set[str]:
             )
         elif isinstance(message, ToolMessage):
             ids.add(message.tool_call_id)
-    ids.discard("")
-    return ids
+    return ids - {""}
 
 
 def make_reply_safe(
@@ -105,27 +104,21 @@ def make_reply_safe(
     for bad in reply.invalid_tool_calls:
         fixed = {**bad, "id": unique(bad.get("id")), "name": safe_tool_name(bad.get("name"))}
         invalid.append(_invalid(fixed, bad.get("args"), bad.get("error") or _why(bad.get("args"))))
-    changed = calls != list(reply.tool_calls) or invalid != list(reply.invalid_tool_calls)
-    if not changed:
+    if calls == list(reply.tool_calls) and invalid == list(reply.invalid_tool_calls):
         return reply
-    extra = {
-        k: v for k, v in reply.additional_kwargs.items() if k not in ("tool_calls", "function_call")
-    }
+    extra = {k: v for k, v in reply.additional_kwargs.items() if k not in _CALL_KWARGS}
     return reply.model_copy(
         update={"tool_calls": calls, "invalid_tool_calls": invalid, "additional_kwargs": extra}
     )
 
 
 def _invalid(call: dict[str, Any], args: Any, error: Any) -> dict[str, Any]:
-    if args is None:
-        args = ""  # OpenAI wants the arguments as a string, even when there were none
-    elif not isinstance(args, str):
-        args = json.dumps(args, ensure_ascii=False, default=str)
     return {
         "type": "invalid_tool_call",
         "id": call["id"],
         "name": call["name"],
-        "args": args,
+        # OpenAI wants the arguments as a string, even when there were none
+        "args": "" if args is None else args if isinstance(args, str) else _json(args),
         "error": error if isinstance(error, str) else None,
     }
 
@@ -144,16 +137,24 @@ def _why(args: Any) -> str:
 def unparsable_answers(reply: AIMessage) -> list[ToolMessage]:
     """An `ERROR:` tool result for each call whose arguments could not be read."""
     return [
-        ToolMessage(
-            content=f"ERROR: the call to {bad.get('name') or 'a tool'} could not be read "
+        _error_answer(
+            bad,
+            f"ERROR: the call to {bad.get('name') or 'a tool'} could not be read "
             f"({_reason(bad)}); call it again with a JSON object of arguments.",
-            tool_call_id=bad["id"],
-            name=bad.get("name") or "unknown",
-            id=f"tool-{uuid.uuid4().hex}",
-            status="error",
         )
         for bad in reply.invalid_tool_calls
     ]
+
+
+def _error_answer(call: Any, content: str) -> ToolMessage:
+    """The `ERROR:` tool result that answers `call`."""
+    return ToolMessage(
+        content=content,
+        tool_call_id=call["id"],
+        name=call.get("name") or "unknown",
+        id=f"tool-{uuid.uuid4().hex}",
+        status="error",
+    )
 
 
 def _reason(bad: Any) -> str:
@@ -167,9 +168,9 @@ def _reason(bad: Any) -> str:
 
 def is_unreadable_tool_call(exc: BaseException) -> bool:
     """A client's parser gave up on a reply whose tool-call arguments are not an object."""
-    if not isinstance(exc, ValidationError):
-        return False
-    return any("tool_calls" in [str(p) for p in err.get("loc", ())] for err in exc.errors())
+    return isinstance(exc, ValidationError) and any(
+        "tool_calls" in [str(p) for p in err.get("loc", ())] for err in exc.errors()
+    )
 
 
 def streaming_copy(model: BaseChatModel) -> BaseChatModel:
@@ -186,12 +187,9 @@ def tag_reply(message: AIMessage, agent: str, profile: Profile) -> AIMessage:
     metadata = dict(message.response_metadata or {})
     metadata.update({"persona_marker": profile.marker, "persona_emoji": profile.emoji})
     metadata.setdefault("created_at", now_utc().isoformat())
+    message_id = message.id or f"msg-{uuid.uuid4().hex}"
     return message.model_copy(
-        update={
-            "name": agent,
-            "response_metadata": metadata,
-            "id": message.id or f"msg-{uuid.uuid4().hex}",
-        }
+        update={"name": agent, "response_metadata": metadata, "id": message_id}
     )
 
 
@@ -228,9 +226,15 @@ def stored_replies(
     replies named and tagged, every tool-call id unique in the thread (a repeated one is
     renamed, in its results too), every message id new (a reused one would overwrite a stored
     message), and calls no result answers closed with an `ERROR:` (the last reply's transfer
-    calls excepted: the handover node answers them). Bounded: each message to
-    `max_message_tokens`, all of them to `max_reply_tokens` and `max_reply_messages` (see
-    `bounded_reply`), counted with `counter` (the agent's; default o200k_base)."""
+    calls excepted: the handover node answers them).
+
+    Bounded, counted with `counter` (the agent's; default o200k_base): each message cut to
+    `max_message_tokens` (`capped_message`), and the newest whole turns (an assistant message
+    with its tool results) kept while they fit `max_reply_tokens` and `max_reply_messages`;
+    the older ones are left out, replaced by one note saying how many (flagged `REPLY_CUT`,
+    with the left-out model replies' count and usage in its metadata). The newest turn always
+    stays: when it alone is over `max_reply_tokens`, its longest messages are cut to a fair
+    share. Counts from the newest message back, and stops at the bound."""
     seen = set(taken)
     renamed: dict[str, str] = {}
     out: list[BaseMessage] = []
@@ -239,7 +243,7 @@ def stored_replies(
             message = message.model_copy(update={"id": f"{message.type}-{uuid.uuid4().hex}"})
         if isinstance(message, AIMessage):
             safe = make_reply_safe(tag_reply(message, agent, profile), seen, renamed)
-            seen.update(c["id"] or "" for c in [*safe.tool_calls, *safe.invalid_tool_calls])
+            seen |= used_call_ids([safe])
             out.append(labeled(safe, agent, profile) if label else safe)
         elif isinstance(message, ToolMessage):
             call_id = renamed.get(message.tool_call_id, message.tool_call_id)
@@ -247,16 +251,37 @@ def stored_replies(
             if message.name == FULL_HISTORY and len(message.text) > STAGE_2_STORED_CHARS:
                 update["content"] = stage_2_record(message.text, agent)
             out.append(message.model_copy(update=update))
-    return bounded_reply(
-        _close_pending(out),
-        agent=agent,
-        profile=profile,
-        counter=counter or token_counter(None),
-        max_message_tokens=max_message_tokens,
-        max_reply_tokens=max_reply_tokens,
-        max_reply_messages=max_reply_messages,
-        label=label,
-    )
+    messages = _close_pending(out)
+    counter = counter or token_counter(None)
+    units = tool_units(messages)
+    kept: list[list[tuple[BaseMessage, int]]] = []
+    tokens = count = fit_with_note = 0
+    for start, end in reversed(units):
+        if kept and count + end - start > max_reply_messages:
+            break
+        unit = [capped_message(m, max_message_tokens, counter) for m in messages[start:end]]
+        cost = sum(size for _, size in unit)
+        if kept and tokens + cost > max_reply_tokens:
+            break
+        kept.append(unit)
+        tokens, count = tokens + cost, count + len(unit)
+        if tokens <= max_reply_tokens - REPLY_NOTE_TOKENS and count < max_reply_messages:
+            fit_with_note = len(kept)
+    whole = len(kept) == len(units)
+    if not whole:
+        kept = kept[: max(fit_with_note, 1)]
+    room = max_reply_tokens - (0 if whole else REPLY_NOTE_TOKENS)
+    if kept and sum(size for _, size in kept[0]) > room:  # the newest turn alone is too big
+        start, end = units[-1]
+        kept[0] = _fair_shares(messages[start:end], kept[0], room, counter, max_reply_tokens)
+    bounded = [m for unit in reversed(kept) for m, _ in unit]
+    if whole:
+        return bounded
+    left_out = messages[: units[len(units) - len(kept)][0]]
+    return [
+        _left_out_note(left_out, agent, profile, max_reply_tokens, max_reply_messages, label),
+        *bounded,
+    ]
 
 
 # --- size caps -----------------------------------------------------------------------------
@@ -286,17 +311,8 @@ def _json(value: Any) -> str:
 
 def _parts(message: BaseMessage) -> list[str]:
     """The texts a request carries for a message, in order (what `count_message` counts)."""
-    parts: list[str] = [message.name or ""]
-    if isinstance(message.content, str):
-        parts.append(message.content)
-    else:
-        for block in message.content:
-            if isinstance(block, str):
-                parts.append(block)
-            elif is_text_block(block):
-                parts.append(str(block.get("text", "")))
-            else:
-                parts.append(_json(block))
+    content = message.content
+    parts = [message.name or "", *([content] if isinstance(content, str) else map(_text, content))]
     if isinstance(message, AIMessage):
         for call in message.tool_calls:
             parts += [call.get("name") or "", _json(call.get("args"))]
@@ -311,13 +327,10 @@ def _size_of(texts: list[str], counter: TokenCounter) -> str:
     chars = sum(map(len, texts))
     if chars <= EXACT_COUNT_CHARS:
         return f"{sum(map(counter.count_text, texts)):,}"
-    sample, taken = [], 0
+    sample = ""
     for text in texts:
-        sample.append(text[: EXACT_COUNT_CHARS - taken])
-        taken += len(sample[-1])
-        if taken >= EXACT_COUNT_CHARS:
-            break
-    ratio = counter.count_text("".join(sample)) / taken
+        sample += text[: EXACT_COUNT_CHARS - len(sample)]
+    ratio = counter.count_text(sample) / len(sample)
     return f"about {round(chars * ratio, -3):,.0f}"
 
 
@@ -380,11 +393,16 @@ def capped_message(
 
 def _text_of(content: str | list[Any]) -> str:
     """The text of a message's content: the string, or its text blocks joined."""
-    if isinstance(content, str):
-        return content
-    return "".join(
-        b if isinstance(b, str) else str(b.get("text", "")) for b in content if is_text_block(b)
+    return (
+        content if isinstance(content, str) else "".join(map(_text, filter(is_text_block, content)))
     )
+
+
+def _text(block: Any) -> str:
+    """A content block as a request carries it: its text, or (not a text block) its JSON."""
+    if isinstance(block, str):
+        return block
+    return str(block.get("text", "")) if is_text_block(block) else _json(block)
 
 
 def _capped_calls(
@@ -463,74 +481,26 @@ def _capped_extras(
 ) -> BaseMessage:
     """The message with each stored-only value over `limit` tokens replaced by a note (the
     raw copies of tool calls a provider keeps are left out instead)."""
+
+    def capped(what: str, value: Any) -> Any:
+        data = value if isinstance(value, str) else _json(value)
+        if len(data) * 4 > limit and counter.exceeds(data, limit):
+            return _marker(f"the {what}", _size_of([data], counter), why)
+        return value
+
     update: dict[str, Any] = {}
     for field in ("additional_kwargs", "response_metadata"):
         values: dict[str, Any] = getattr(message, field)
-        capped = {}
-        for key, value in values.items():
-            data = value if isinstance(value, str) else _json(value)
-            if len(data) * 4 > limit and counter.exceeds(data, limit):
-                if key in _CALL_KWARGS and field == "additional_kwargs":
-                    continue
-                value = _marker(f"the {key} value", _size_of([data], counter), why)
-            capped[key] = value
-        if len(capped) != len(values) or any(capped[k] is not values[k] for k in capped):
-            update[field] = capped
+        kept = {key: capped(f"{key} value", value) for key, value in values.items()}
+        if field == "additional_kwargs":
+            kept = {k: v for k, v in kept.items() if k not in _CALL_KWARGS or v is values[k]}
+        if len(kept) != len(values) or any(kept[k] is not values[k] for k in kept):
+            update[field] = kept
     artifact = getattr(message, "artifact", None)
     if isinstance(message, ToolMessage) and artifact is not None:
-        data = artifact if isinstance(artifact, str) else _json(artifact)
-        if len(data) * 4 > limit and counter.exceeds(data, limit):
-            update["artifact"] = _marker("the artifact", _size_of([data], counter), why)
+        if (short := capped("artifact", artifact)) is not artifact:
+            update["artifact"] = short
     return message.model_copy(update=update) if update else message
-
-
-def bounded_reply(
-    messages: list[BaseMessage],
-    *,
-    agent: str,
-    profile: Profile,
-    counter: TokenCounter,
-    max_message_tokens: int = MAX_MESSAGE_TOKENS,
-    max_reply_tokens: int = MAX_REPLY_TOKENS,
-    max_reply_messages: int = MAX_REPLY_MESSAGES,
-    label: bool = False,
-) -> list[BaseMessage]:
-    """What an agent's run added, bounded before it is stored: each message cut to
-    `max_message_tokens` (`capped_message`), and the newest whole turns (an assistant message
-    with its tool results) kept while they fit `max_reply_tokens` and `max_reply_messages`;
-    the older ones are left out, replaced by one note saying how many (flagged `REPLY_CUT`,
-    with the left-out model replies' count and usage in its metadata). The newest turn always
-    stays: when it alone is over `max_reply_tokens`, its longest messages are cut to a fair
-    share. Counts from the newest message back, and stops at the bound."""
-    units = tool_units(messages)
-    kept: list[list[tuple[BaseMessage, int]]] = []
-    tokens = count = fit_with_note = 0
-    for start, end in reversed(units):
-        if kept and count + end - start > max_reply_messages:
-            break
-        unit = [capped_message(m, max_message_tokens, counter) for m in messages[start:end]]
-        cost = sum(size for _, size in unit)
-        if kept and tokens + cost > max_reply_tokens:
-            break
-        kept.append(unit)
-        tokens, count = tokens + cost, count + len(unit)
-        if tokens <= max_reply_tokens - REPLY_NOTE_TOKENS and count < max_reply_messages:
-            fit_with_note = len(kept)
-    whole = len(kept) == len(units)
-    if not whole:
-        kept = kept[: max(fit_with_note, 1)]
-    room = max_reply_tokens - (0 if whole else REPLY_NOTE_TOKENS)
-    if kept and sum(size for _, size in kept[0]) > room:  # the newest turn alone is too big
-        start, end = units[-1]
-        kept[0] = _fair_shares(messages[start:end], kept[0], room, counter, max_reply_tokens)
-    out = [m for unit in reversed(kept) for m, _ in unit]
-    if whole:
-        return out
-    left_out = messages[: units[len(units) - len(kept)][0]]
-    return [
-        _left_out_note(left_out, agent, profile, max_reply_tokens, max_reply_messages, label),
-        *out,
-    ]
 
 
 def _fair_shares(
@@ -586,11 +556,7 @@ def _left_out_note(
         REPLY_CUT,
     )
     note.response_metadata.update(
-        {
-            "left_out_messages": len(left_out),
-            "left_out_model_replies": len(replies),
-            "left_out_usage": usage,
-        }
+        left_out_messages=len(left_out), left_out_model_replies=len(replies), left_out_usage=usage
     )
     return labeled(note, agent, profile) if label else note
 
@@ -635,12 +601,6 @@ def _close_pending(messages: list[BaseMessage]) -> list[BaseMessage]:
             if call["id"] in answered or (i == last and call.get("name") in TRANSFER_NAMES):
                 continue
             out.append(
-                ToolMessage(
-                    content=f"ERROR: {call.get('name') or 'the tool'} was not answered.",
-                    tool_call_id=call["id"],
-                    name=call.get("name") or "unknown",
-                    id=f"tool-{uuid.uuid4().hex}",
-                    status="error",
-                )
+                _error_answer(call, f"ERROR: {call.get('name') or 'the tool'} was not answered.")
             )
     return out

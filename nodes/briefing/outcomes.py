@@ -24,7 +24,7 @@ import hashlib
 import os
 import re
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from ...state import HoldUsage, TokenCounter
@@ -42,10 +42,12 @@ from ..redaction import redact, redact_all
 from .reader import read_outcomes
 from .shared import NAMESPACE
 from .writer import (
+    _ID_MARKER,
+    _bullets,
+    _escape,
     append_briefing,
     briefing_header,
     now_utc,
-    render_outcome_entry,
     slugify_topic,
 )
 
@@ -73,29 +75,28 @@ def render_outcome(
     when: datetime,
     artifacts: Sequence[str] = (),
 ) -> str:
-    """One outcome entry (Markdown), its texts redacted and its summary bounded
+    """One outcome entry (Markdown): what a specialist handed back after `handover_id`, under
+    its own id marker (`<handover_id>-outcome`), its texts redacted and its summary bounded
     (`OUTCOME_SUMMARY_MAX_CHARS`)."""
     if len(summary) > OUTCOME_SUMMARY_MAX_CHARS:
         summary = summary[:OUTCOME_SUMMARY_MAX_CHARS].rstrip() + " … [cut: the summary was longer]"
-    summary = redact(summary).text
-    decisions, _ = redact_all([str(d) for d in decisions])
-    artifacts, _ = redact_all([str(a) for a in artifacts])
+    decided, _ = redact_all([str(d) for d in decisions])
+    made, _ = redact_all([str(a) for a in artifacts])
     calls = (
         f"{usage['model_calls']} ({usage['input_tokens']:,} tokens in, "
         f"{usage['output_tokens']:,} out)"
         if usage
         else "(not known)"
     )
-    return render_outcome_entry(
-        specialist=specialist,
-        entry_id=handover_id + OUTCOME_SUFFIX,
-        handover_id=handover_id,
-        how=how,
-        calls=calls,
-        summary=summary,
-        decisions=decisions,
-        artifacts=artifacts,
-        when=when,
+    return (
+        f"\n## Outcome {when.astimezone(UTC):%Y-%m-%dT%H:%M:%SZ} ← {specialist}\n"
+        f"{_ID_MARKER.format(handover_id + OUTCOME_SUFFIX)}\n\n"
+        f"- **Handover id:** `{handover_id}`\n"
+        f"- **Handed back:** {_escape(how)}\n"
+        f"- **Model calls:** {calls}\n\n"
+        f"### Summary\n\n{_escape(redact(summary).text).strip() or '(no summary)'}\n\n"
+        f"### Decisions\n\n{_bullets(decided)}\n"
+        + (f"\n### Artifacts\n\n{_bullets(made)}\n" if made else "")
     )
 
 
@@ -175,28 +176,23 @@ def _recent_key(project_root: str) -> str:
 
 def _remember(store: Any, specialist: str, project_root: str, value: dict[str, Any]) -> None:
     """Keep the project's newest outcomes in one store item, so a handover reads one item."""
-    key = _recent_key(project_root)
-    item = store.get((NAMESPACE, specialist), key)
+    others = _recent(store, specialist, project_root)
+    kept = [value, *(o for o in others if o.get("handover_id") != value["handover_id"])]
+    item: dict[str, Any] = {"kind": "recent_outcomes", "project_root": project_root}
+    item["outcomes"] = kept[:LAST_TIME_ENTRIES]
+    store.put((NAMESPACE, specialist), _recent_key(project_root), item)
+
+
+def _recent(store: Any, specialist: str, root: str) -> list[dict[str, Any]]:
+    """The project's newest outcomes, as `_remember` keeps them in one store item."""
+    item = store.get((NAMESPACE, specialist), _recent_key(root))
     kept = item.value.get("outcomes") if item is not None and isinstance(item.value, dict) else []
-    kept = [
-        o
-        for o in kept or []
-        if isinstance(o, dict) and o.get("handover_id") != value["handover_id"]
-    ]
-    kept = [value, *kept][:LAST_TIME_ENTRIES]
-    store.put(
-        (NAMESPACE, specialist),
-        key,
-        {"kind": "recent_outcomes", "project_root": project_root, "outcomes": kept},
-    )
+    return [o for o in kept if isinstance(o, dict)] if isinstance(kept, list) else []
 
 
 def _store_outcomes(store: Any, specialist: str, root: str) -> list[tuple[datetime, str, str]]:
-    item = store.get((NAMESPACE, specialist), _recent_key(root))
-    kept = item.value.get("outcomes") if item is not None and isinstance(item.value, dict) else []
     found = []
-    for value in kept if isinstance(kept, list) else []:
-        value = value if isinstance(value, dict) else {}
+    for value in _recent(store, specialist, root):
         markdown = value.get("markdown")
         try:
             when = datetime.fromisoformat(str(value.get("created_at")))
@@ -209,11 +205,7 @@ def _store_outcomes(store: Any, specialist: str, root: str) -> list[tuple[dateti
 
 
 def last_time(
-    *,
-    project_root: str | None,
-    specialist: str,
-    counter: TokenCounter,
-    store: Any = None,
+    *, project_root: str | None, specialist: str, counter: TokenCounter, store: Any = None
 ) -> list[str]:
     """The "last time" lines of a package to `specialist`: its newest outcomes, one line each
     (`2026-11-30, topic landing-page-hero: <summary> Decisions: a; b.`), each within

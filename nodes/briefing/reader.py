@@ -115,12 +115,7 @@ def read_briefing(
     try:
         slug = _validate(project_root, specialist, topic, max_tokens)
         entries, left_out = _collect(project_root, specialist, slug)
-        notes = left_out.lines()
-        if not entries:
-            where = f" on topic '{slug}'" if slug is not None else ""
-            return "\n".join([f"No briefing entries for {specialist}{where} yet.", *notes])
-        entries.sort(key=lambda e: (e.when, e.order), reverse=True)
-        return _fit(entries, specialist, slug, notes, max_tokens, counter)
+        return _fit(entries, specialist, slug, left_out.lines(), max_tokens, counter)
     except _Refused as refused:
         return f"ERROR: {refused}"
     except Exception as exc:  # the reader never raises; name what went wrong
@@ -184,10 +179,7 @@ def _slug_of(filename: str, specialist: str) -> str:
 
 
 def _collect(
-    project_root: str,
-    specialist: str,
-    slug: str | None,
-    tail: tuple[int, int, int] | None = None,
+    project_root: str, specialist: str, slug: str | None, tail: tuple[int, int, int] | None = None
 ) -> tuple[list[_Entry], _Notes]:
     """Entries of the specialist's own files (of one slug, if given) and what was left out.
     With `tail` (bytes, files, outcomes): each file's last bytes only, newest files first,
@@ -213,12 +205,10 @@ def _collect(
             for name in os.listdir(fds[-1])
             if (match := pattern.fullmatch(name)) and (slug is None or match["slug"] == slug)
         ]
-        found.sort(key=lambda item: (item[0]["date"], item[1]), reverse=True)  # newest first
+        newest_first = sorted(found, key=lambda item: (item[0]["date"], item[1]), reverse=True)
         entries: list[_Entry] = []
         budget = MAX_TOTAL_BYTES
-        if tail is not None:
-            found = found[: tail[1]]
-        for match, name in found:
+        for match, name in newest_first[: tail[1] if tail is not None else None]:
             if budget <= 0:
                 notes.unread.append(name)
                 continue
@@ -342,7 +332,12 @@ def _fit(
     max_tokens: int,
     counter: TokenCounter,
 ) -> str:
-    """Newest entries first while they fit; the oldest are dropped and counted."""
+    """The entries, newest first, while they fit (the oldest are dropped and counted); or the
+    line that says there are none."""
+    if not entries:
+        where = f" on topic '{slug}'" if slug is not None else ""
+        return "\n".join([f"No briefing entries for {specialist}{where} yet.", *notes])
+    entries = sorted(entries, key=lambda e: (e.when, e.order), reverse=True)
     total = len(entries)
     scope = f"topic '{slug}'" if slug is not None else "all topics"
 
@@ -359,20 +354,15 @@ def _fit(
             )
         return "\n".join([*lines, *notes, "", "\n\n".join(shown)]).rstrip() + "\n"
 
-    base = counter.count_text(render([]))
     shown: list[str] = []
-    used = base
+    used = counter.count_text(render([]))
     for entry in entries:
         cost = counter.count_text(entry.text) + 1
         if used + cost > max_tokens:
             break
         shown.append(entry.text)
         used += cost
-    while True:
-        text = render(shown)
-        over = counter.count_text(text) - max_tokens
-        if over <= 0:
-            break
+    while counter.count_text(text := render(shown)) > max_tokens:
         if not shown:
             return counter.truncate(text, max_tokens)
         shown.pop()

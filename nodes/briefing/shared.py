@@ -99,10 +99,6 @@ def read_briefing_from_store(
             for position, item in enumerate(_items(store, specialist, slug))
             if (entry := _entry(item, specialist, position)) is not None
         ]
-        if not entries:
-            where = f" on topic '{slug}'" if slug is not None else ""
-            return f"No briefing entries for {specialist}{where} yet."
-        entries.sort(key=lambda e: (e.when, e.order), reverse=True)
         return _fit(entries, specialist, slug, [], max_tokens, counter)
     except _Refused as refused:
         return f"ERROR: {refused}"

@@ -36,18 +36,12 @@ import re
 import stat
 import time
 import unicodedata
+from contextlib import suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from ...state import HandoverPackage
-from ...state.linksafe import (
-    FILE_MODE,
-    LinkRefused,
-    NotAFolder,
-    open_file,
-    open_folder,
-    open_root,
-)
+from ...state.linksafe import FILE_MODE, LinkRefused, NotAFolder, open_file, open_folder, open_root
 
 STATE_DIR = ".a0proj"
 HANDOVER_DIR = "handover"
@@ -126,10 +120,8 @@ def quoted_text(text: str) -> str:
     return str(text).replace("\x00", "").replace("<", "‹").replace(">", "›")
 
 
-def _bullets(items: list[str], empty: str = "(none)") -> str:
-    if not items:
-        return f"- {empty}"
-    return "\n".join(f"- {' '.join(_escape(item).split())}" for item in items)
+def _bullets(items: list[str]) -> str:
+    return "\n".join(f"- {' '.join(_escape(item).split())}" for item in items) or "- (none)"
 
 
 def render_entry(
@@ -188,33 +180,6 @@ def _memory_sections(package: HandoverPackage) -> str:
     return out
 
 
-def render_outcome_entry(
-    *,
-    specialist: str,
-    entry_id: str,
-    handover_id: str,
-    how: str,
-    calls: str,
-    summary: str,
-    decisions: list[str],
-    when: datetime,
-    artifacts: list[str] | None = None,
-) -> str:
-    """One outcome entry (Markdown): what a specialist handed back after `handover_id`, its
-    texts as given (redact them first), under its own id marker `entry_id`."""
-    artifact_block = f"\n### Artifacts\n\n{_bullets(artifacts)}\n" if artifacts else ""
-    return (
-        f"\n## Outcome {when.astimezone(UTC):%Y-%m-%dT%H:%M:%SZ} ← {specialist}\n"
-        f"{_ID_MARKER.format(entry_id)}\n\n"
-        f"- **Handover id:** `{handover_id}`\n"
-        f"- **Handed back:** {_escape(how)}\n"
-        f"- **Model calls:** {calls}\n\n"
-        f"### Summary\n\n{_escape(summary).strip() or '(no summary)'}\n\n"
-        f"### Decisions\n\n{_bullets(decisions)}\n"
-        f"{artifact_block}"
-    )
-
-
 def _redaction_line(redacted: dict[str, int]) -> str:
     total = sum(redacted.values())
     if not total:
@@ -223,10 +188,11 @@ def _redaction_line(redacted: dict[str, int]) -> str:
     return f"{total} ({kinds})"
 
 
-def _open_dir(name: str, dir_fd: int, *, create: bool, created: list[str]) -> int:
-    """Open (and maybe create, 0700) one folder below dir_fd, refusing symlinks."""
+def _open_dir(name: str, dir_fd: int, created: list[tuple[str, int]]) -> int:
+    """Open (or create, 0700) one folder below dir_fd, refusing symlinks; one this call made
+    joins `created`, with its parent's fd."""
     try:
-        fd, made = open_folder(name, dir_fd, create=create)
+        fd, made = open_folder(name, dir_fd, create=True)
     except FileNotFoundError as exc:
         raise BriefingError(f"folder {name!r} does not exist") from exc
     except LinkRefused:
@@ -238,7 +204,7 @@ def _open_dir(name: str, dir_fd: int, *, create: bool, created: list[str]) -> in
             f"failed to append briefing file: {name!r} is not a directory"
         ) from None
     if made:
-        created.append(name)
+        created.append((name, dir_fd))
     return fd
 
 
@@ -275,12 +241,7 @@ def _check_path_text(what: str, text: str) -> None:
 
 
 def append_briefing(
-    *,
-    project_root: str,
-    filename: str,
-    header: str,
-    entry: str,
-    handover_id: str,
+    *, project_root: str, filename: str, header: str, entry: str, handover_id: str
 ) -> BriefingResult:
     """Append `entry` to `<project_root>/.a0proj/handover/<filename>` once per handover id.
 
@@ -293,64 +254,41 @@ def append_briefing(
     _check_path_text("project root", project_root)
     path = os.path.join(briefing_dir(project_root), filename)
     # encode everything first: a text that cannot be written must not create anything
-    data = _Data(
-        header=_utf8("header", header, path),
-        entry=_utf8("entry", entry, path),
-        marker=_utf8("handover id", _ID_MARKER.format(handover_id), path),
+    data = (
+        _utf8("header", header, path),
+        _utf8("entry", entry, path),
+        _utf8("handover id", _ID_MARKER.format(handover_id), path),
     )
-    created_dirs: list[str] = []
+    created: list[tuple[str, int]] = []  # the folders this call made, with their parents' fds
     fds: list[int] = []
-    root_fd = state_fd = hand_fd = -1
     try:
         try:
-            root_fd = open_root(project_root)
-            fds.append(root_fd)
-            state_fd = _open_dir(STATE_DIR, root_fd, create=True, created=created_dirs)
-            fds.append(state_fd)
-            hand_fd = _open_dir(HANDOVER_DIR, state_fd, create=True, created=created_dirs)
-            fds.append(hand_fd)
-            return _append_locked(hand_fd, filename, path, data)
+            fds.append(open_root(project_root))
+            for name in (STATE_DIR, HANDOVER_DIR):
+                fds.append(_open_dir(name, fds[-1], created))
+            # a file another process created and then removed on its own failed write is
+            # gone once we hold the lock (no links left): open the path again and retry
+            for _attempt in range(5):
+                result = _append_once(fds[-1], filename, path, data)
+                if result is not None:
+                    return result
+            raise BriefingError(
+                f"failed to append briefing file {path}: the file kept disappearing"
+            )
         except OSError as exc:
             raise BriefingError(
                 f"failed to append briefing file {path}: {exc.strerror or exc}"
             ) from exc
     except BaseException:
-        # leave nothing behind, whatever failed: remove the folders this call made
-        # (if still empty)
-        if HANDOVER_DIR in created_dirs and state_fd >= 0:
-            _quiet(lambda: os.rmdir(HANDOVER_DIR, dir_fd=state_fd))
-        if STATE_DIR in created_dirs and root_fd >= 0:
-            _quiet(lambda: os.rmdir(STATE_DIR, dir_fd=root_fd))
+        # leave nothing behind, whatever failed: remove the folders this call made (if empty)
+        for name, parent in reversed(created):
+            with suppress(OSError):
+                os.rmdir(name, dir_fd=parent)
         raise
     finally:
         for fd in reversed(fds):
-            _quiet(lambda fd=fd: os.close(fd))
-
-
-@dataclass(frozen=True)
-class _Data:
-    """The encoded texts of one append."""
-
-    header: bytes
-    entry: bytes
-    marker: bytes
-
-
-def _quiet(action) -> None:  # type: ignore[no-untyped-def]
-    try:
-        action()
-    except OSError:
-        pass
-
-
-def _append_locked(hand_fd: int, filename: str, path: str, data: _Data) -> BriefingResult:
-    # a file another process created and then removed on its own failed write is gone
-    # once we hold the lock (no links left): open the path again and retry
-    for _attempt in range(5):
-        result = _append_once(hand_fd, filename, path, data)
-        if result is not None:
-            return result
-    raise BriefingError(f"failed to append briefing file {path}: the file kept disappearing")
+            with suppress(OSError):
+                os.close(fd)
 
 
 def flock_within(fd: int, operation: int, timeout: float | None = None) -> bool:
@@ -360,30 +298,17 @@ def flock_within(fd: int, operation: int, timeout: float | None = None) -> bool:
     Non-blocking attempts with a short, growing pause between them: a blocking flock
     cannot be given up on from a worker thread, and the graph runs tools in threads.
     """
-    limit = LOCK_TIMEOUT_SECONDS if timeout is None else timeout
-    deadline = time.monotonic() + limit
+    deadline = time.monotonic() + (LOCK_TIMEOUT_SECONDS if timeout is None else timeout)
     pause = _LOCK_FIRST_PAUSE
     while True:
-        try:
+        with suppress(BlockingIOError):
             fcntl.flock(fd, operation | fcntl.LOCK_NB)
             return True
-        except BlockingIOError:
-            pass
         left = deadline - time.monotonic()
         if left <= 0:
             return False
         time.sleep(min(pause, left))
         pause = min(pause * 2, _LOCK_MAX_PAUSE)
-
-
-def _lock_for_append(fd: int, path: str) -> None:
-    """The exclusive lock for an append, or a BriefingError naming the file and the holder."""
-    if not flock_within(fd, fcntl.LOCK_EX):
-        raise _LockTimeout(
-            f"failed to append briefing file {path}: another process holds its lock and did "
-            f"not release it within {LOCK_TIMEOUT_SECONDS:g} s; nothing was written. Try the "
-            "handover again when that process has finished (or stop it)"
-        )
 
 
 def _holds(fd: int, needle: bytes, size: int) -> bool:
@@ -418,10 +343,8 @@ def _data_run(fd: int, offset: int, size: int) -> tuple[int, int]:
     try:
         start = os.lseek(fd, offset, os.SEEK_DATA)
         return start, min(os.lseek(fd, start, os.SEEK_HOLE), size)
-    except OSError as exc:
-        if exc.errno == errno.ENXIO:  # nothing but a hole after offset
-            return size, size
-        return offset, size
+    except OSError as exc:  # ENXIO: nothing but a hole after offset
+        return (size, size) if exc.errno == errno.ENXIO else (offset, size)
 
 
 def _refuse_hard_link(st: os.stat_result, path: str) -> None:
@@ -432,7 +355,11 @@ def _refuse_hard_link(st: os.stat_result, path: str) -> None:
         )
 
 
-def _append_once(hand_fd: int, filename: str, path: str, data: _Data) -> BriefingResult | None:
+def _append_once(
+    hand_fd: int, filename: str, path: str, data: tuple[bytes, bytes, bytes]
+) -> BriefingResult | None:
+    """Append to the file once: None when it was unlinked while we waited for its lock."""
+    header, entry, marker = data
     try:
         fd, created = open_file(filename, hand_fd, os.O_RDWR | os.O_APPEND, create=True)
     except LinkRefused as exc:
@@ -441,7 +368,12 @@ def _append_once(hand_fd: int, filename: str, path: str, data: _Data) -> Briefin
         ) from exc
     try:
         _refuse_hard_link(os.fstat(fd), path)  # before waiting on someone else's lock
-        _lock_for_append(fd, path)
+        if not flock_within(fd, fcntl.LOCK_EX):
+            raise _LockTimeout(
+                f"failed to append briefing file {path}: another process holds its lock and did "
+                f"not release it within {LOCK_TIMEOUT_SECONDS:g} s; nothing was written. Try the "
+                "handover again when that process has finished (or stop it)"
+            )
         st = os.fstat(fd)
         if st.st_nlink == 0:
             return None  # unlinked while we waited for the lock
@@ -452,23 +384,17 @@ def _append_once(hand_fd: int, filename: str, path: str, data: _Data) -> Briefin
         if mode & ~FILE_MODE:
             os.fchmod(fd, mode & FILE_MODE)
         size_before = st.st_size
-        if size_before and _holds(fd, data.marker, size_before):
+        if size_before and _holds(fd, marker, size_before):
             return BriefingResult(path, not created, created, size_before, appended=False)
-        payload = (data.header if size_before == 0 else b"") + data.entry
         try:
-            _write_all(fd, payload)
+            _write_all(fd, (header if size_before == 0 else b"") + entry)
             os.fsync(fd)
         except BaseException:
             # roll back our own partial bytes; never touch what was there before
-            _quiet(lambda: os.ftruncate(fd, size_before))
+            with suppress(OSError):
+                os.ftruncate(fd, size_before)
             raise
-        return BriefingResult(
-            path,
-            existed_before=not created,
-            newly_created=created,
-            size_bytes=os.fstat(fd).st_size,
-            appended=True,
-        )
+        return BriefingResult(path, not created, created, os.fstat(fd).st_size, appended=True)
     except BaseException as exc:
         if created:  # after a lock timeout someone holds it: do not wait a second time
             _remove_if_still_empty(hand_fd, filename, fd, wait=not isinstance(exc, _LockTimeout))
@@ -479,7 +405,7 @@ def _append_once(hand_fd: int, filename: str, path: str, data: _Data) -> Briefin
 
 def _remove_if_still_empty(hand_fd: int, filename: str, fd: int, *, wait: bool = True) -> None:
     """Unlink the file this call created if nobody wrote to it and the name is still it."""
-    try:
+    with suppress(OSError):
         # no other writer is mid-append (we may hold the lock already)
         if not flock_within(fd, fcntl.LOCK_EX, None if wait else 0):
             return  # its holder will write to it, or leave it empty
@@ -489,8 +415,6 @@ def _remove_if_still_empty(hand_fd: int, filename: str, fd: int, *, wait: bool =
         named = os.stat(filename, dir_fd=hand_fd, follow_symlinks=False)
         if (named.st_dev, named.st_ino) == (st.st_dev, st.st_ino):
             os.unlink(filename, dir_fd=hand_fd)
-    except OSError:
-        pass
 
 
 def briefing_header(specialist: str, topic_slug: str) -> str:

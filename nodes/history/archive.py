@@ -41,7 +41,6 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from ...state.defaults import WINDOW_MESSAGES, WINDOW_SLACK
 from ...state.langgraph_internals import (
-    run_checkpointer,
     sqlite_channel_value,
     sqlite_checkpoints,
     sqlite_decode,
@@ -127,21 +126,15 @@ def stored_trail(
 
 def _joined(stored: list[dict[str, Any]], window: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """`stored` and then what `window` (the newest records) adds after their overlap."""
-    for overlap in range(min(len(stored), len(window)), 0, -1):
-        if stored[-overlap:] == window[:overlap]:
-            return stored + window[overlap:]
-    return stored + window
+    overlaps = range(min(len(stored), len(window)), 0, -1)  # the longest first
+    overlap = next((n for n in overlaps if stored[-n:] == window[:n]), 0)
+    return stored + window[overlap:]
 
 
 def _seed_messages(value: Any) -> list[Any]:
     """The list a stored channel value holds (a `DeltaChannel` snapshot or a plain list)."""
     value = getattr(value, "value", value)
     return list(value) if isinstance(value, list) else []
-
-
-def config_checkpointer(config: Mapping[str, Any]) -> BaseCheckpointSaver | None:
-    """The checkpointer of the run whose config this is (None without one)."""
-    return run_checkpointer(config)
 
 
 def _root_config(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -167,9 +160,7 @@ def _channel_history(
     if root["configurable"]["thread_id"] is None:
         return []
     fast = _sqlite_history(checkpointer, root, channel)
-    if fast is not None:
-        return fast
-    return _walked_history(checkpointer, root, channel)
+    return fast if fast is not None else _walked_history(checkpointer, root, channel)
 
 
 def _walked_history(
@@ -190,10 +181,9 @@ def _walked_history(
         value = found.checkpoint["channel_values"].get(channel)
         if value is not None and _seed_needed(found.metadata, wrote):
             out.append(("seed", value))
-        writes = []
-        if index < len(chain) - 1:  # the head's own writes are not applied yet
-            writes = [("write", w[2]) for w in found.pending_writes or [] if w[1] == channel]
-        out += writes
+        head = index == len(chain) - 1  # the head's own writes are not applied yet
+        writes = [] if head else [w for w in found.pending_writes or [] if w[1] == channel]
+        out += [("write", w[2]) for w in writes]
         wrote = bool(writes)
     return out
 

@@ -32,22 +32,18 @@ class RequestTooLargeError(ValueError):
     """What every request must carry (system prompt, tool schemas) alone exceeds the bound."""
 
 
-def cut_message(
-    message: BaseMessage, tokens: int, counter: TokenCounter, *, size: int | None = None
-) -> BaseMessage:
-    """A copy that counts about `tokens` tokens at most: its text cut to a head with a note of
-    how much was cut, and a tool call's long arguments replaced by a note. `size` is the
-    message's `count_message`, when the caller knows it already."""
-    if (counter.count_message(message) if size is None else size) <= tokens:
-        return message
+def cut_message(message: BaseMessage, tokens: int, counter: TokenCounter) -> BaseMessage:
+    """A copy of a message over `tokens` tokens that counts about `tokens` at most: its text cut
+    to a head with a note of how much was cut, and a tool call's long arguments replaced by a
+    note."""
     update: dict[str, object] = {}
     if isinstance(message, AIMessage) and message.tool_calls:
-        calls = []
-        for call in message.tool_calls:
-            if counter.count_text(str(call.get("args"))) > tokens // 2:
-                call = {**call, "args": {"note": "arguments cut to fit max_input_tokens"}}
-            calls.append(call)
-        update["tool_calls"] = calls
+        update["tool_calls"] = [
+            {**call, "args": {"note": "arguments cut to fit max_input_tokens"}}
+            if counter.count_text(str(call.get("args"))) > tokens // 2
+            else call
+            for call in message.tool_calls
+        ]
     text = message_text(message)
     total = counter.count_text(text)
     if total > tokens:
@@ -91,8 +87,6 @@ def fit_messages(
             f"max_input_tokens={budget:,}; raise max_input_tokens"
         )
     out = list(messages)
-    if not out:
-        return out
     sizes = [counter.count_message(m) for m in out]
     if sum(sizes) + REPLY_PRIMING <= budget - fixed:
         return out
@@ -100,7 +94,7 @@ def fit_messages(
     def cut(message: BaseMessage, size: int, tokens: int) -> tuple[BaseMessage, int]:
         if size <= tokens:
             return message, size
-        short = cut_message(message, tokens, counter, size=size)
+        short = cut_message(message, tokens, counter)
         return short, size if short is message else counter.count_message(short)
 
     heads = 0

@@ -8,15 +8,10 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from itertools import islice
 from typing import Any
 
-from langchain_core.messages import (
-    AIMessage,
-    AnyMessage,
-    BaseMessage,
-    HumanMessage,
-    ToolMessage,
-)
+from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, ToolMessage
 
 from ...specialists import Profile
 from ...state import message_text
@@ -32,57 +27,30 @@ def speaker(message: BaseMessage) -> str:
     return message.type
 
 
-def format_turn(message: BaseMessage) -> str:
-    """A turn as the package carries it verbatim: `user: ...`, `frontend_designer: ...`."""
-    return f"{speaker(message)}: {message_text(message).strip()}"
-
-
 def is_turn(message: BaseMessage) -> bool:
     """A user message or an assistant message with text (tool plumbing is not a turn)."""
-    if isinstance(message, HumanMessage):
-        return bool(message_text(message).strip())
-    return isinstance(message, AIMessage) and bool(message_text(message).strip())
+    return isinstance(message, HumanMessage | AIMessage) and bool(message_text(message).strip())
 
 
 def recent_turns(messages: Sequence[BaseMessage], n: int) -> list[str]:
-    """The last `n` turns, oldest first, formatted verbatim (reads only as far back as needed)."""
-    if n <= 0:
-        return []
-    picked: list[str] = []
-    for message in reversed(messages):
-        if is_turn(message):
-            picked.append(format_turn(message))
-            if len(picked) == n:
-                break
-    picked.reverse()
-    return picked
-
-
-def index_of(messages: Sequence[BaseMessage], message_id: str | None) -> int:
-    """Index of the message with this id, searching from the end; -1 when absent."""
-    if not message_id:
-        return -1
-    for i in range(len(messages) - 1, -1, -1):
-        if messages[i].id == message_id:
-            return i
-    return -1
+    """The last `n` turns, oldest first, verbatim as the package carries them (`user: ...`,
+    `frontend_designer: ...`); reads only as far back as needed."""
+    newest = (f"{speaker(m)}: {message_text(m).strip()}" for m in reversed(messages) if is_turn(m))
+    return list(islice(newest, max(n, 0)))[::-1]
 
 
 def messages_since(messages: Sequence[AnyMessage], anchor_id: str | None) -> list[AnyMessage]:
     """Messages after the anchor (a handover's tool message); [] when the anchor is last or
     there is none; all of them when the anchor was archived (it is older than the window)."""
-    if not anchor_id:
-        return []
-    i = index_of(messages, anchor_id)
-    return list(messages[i + 1 :])
+    found = (i for i in range(len(messages) - 1, -1, -1) if messages[i].id == anchor_id)
+    return list(messages[next(found, -1) + 1 :]) if anchor_id else []
 
 
 def last_ai_index(messages: Sequence[BaseMessage]) -> int:
     """Index of the last assistant message; -1 when none."""
-    for i in range(len(messages) - 1, -1, -1):
-        if isinstance(messages[i], AIMessage):
-            return i
-    return -1
+    return next(
+        (i for i in range(len(messages) - 1, -1, -1) if isinstance(messages[i], AIMessage)), -1
+    )
 
 
 def pending_tool_calls(messages: Sequence[BaseMessage]) -> list[Any]:
@@ -102,17 +70,14 @@ def valid_tool_history(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
     Stored history is already valid (every node answers its calls); this is the
     last guard that no request ever carries a dangling call (docs/ARCHITECTURE.md, invariant 1).
     """
-    answered: dict[str, int] = {}
-    for m in messages:
-        if isinstance(m, ToolMessage):
-            answered[m.tool_call_id] = answered.get(m.tool_call_id, 0) + 1
+    answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
     out: list[BaseMessage] = []
     open_ids: set[Any] = set()
     for m in messages:
         if isinstance(m, AIMessage) and (m.tool_calls or m.invalid_tool_calls):
             # unparsable calls are sent as tool calls too, so they need answers as well
-            calls = [c for c in m.tool_calls if answered.get(c.get("id") or "", 0) >= 1]
-            bad = [c for c in m.invalid_tool_calls if answered.get(c.get("id") or "", 0) >= 1]
+            calls = [c for c in m.tool_calls if (c.get("id") or "") in answered]
+            bad = [c for c in m.invalid_tool_calls if (c.get("id") or "") in answered]
             if len(calls) != len(m.tool_calls) or len(bad) != len(m.invalid_tool_calls):
                 m = m.model_copy(update={"tool_calls": calls, "invalid_tool_calls": bad})
                 if not calls and not bad and not message_text(m).strip():
@@ -140,21 +105,15 @@ def strip_tool_plumbing(message: BaseMessage) -> BaseMessage | None:
             if call["name"] == "return_to_orchestrator":
                 summary = str((call.get("args") or {}).get("summary") or "").strip()
                 text = f"{text}\n[returned to the orchestrator] {summary}".strip()
-        if not text:
-            return None
-        return AIMessage(content=text, name=message.name, id=message.id)
+        return AIMessage(content=text, name=message.name, id=message.id) if text else None
     return message
 
 
 def window_of_turns(messages: Sequence[BaseMessage], user_turns: int) -> tuple[int, list]:
     """The last `user_turns` whole turns (each starting at a user message) and where they start."""
-    starts = 0
-    for i in range(len(messages) - 1, -1, -1):
-        if isinstance(messages[i], HumanMessage):
-            starts += 1
-            if starts == user_turns:
-                return i, list(messages[i:])
-    return 0, list(messages)
+    starts = (i for i in range(len(messages) - 1, -1, -1) if isinstance(messages[i], HumanMessage))
+    start = next(islice(starts, user_turns - 1, None), 0)  # user_turns >= 1
+    return start, list(messages[start:])
 
 
 def unlabeled(message: AIMessage) -> AIMessage:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from itertools import accumulate
 
 DECISION = re.compile(
     r"\b(we decided|decided|decision|agreed|we will|we'll|let's|going with|must use|will use)\b",
@@ -36,32 +37,18 @@ def clip_words(text: str, words: int = 40) -> str:
 
 def extract_artifacts(texts: Sequence[str], limit: int = 10) -> list[str]:
     """File paths mentioned in the texts, first mention first, without duplicates."""
-    seen: list[str] = []
-    for text in texts:
-        for match in ARTIFACT.findall(text):
-            if match not in seen:
-                seen.append(match)
-    return seen[:limit]
+    return list(dict.fromkeys(match for text in texts for match in ARTIFACT.findall(text)))[:limit]
 
 
 def extract_decisions(texts: Sequence[str], limit: int = 5) -> list[str]:
     """Sentences that state a decision (`we decided`, `let's`, `going with` ...)."""
-    found: list[str] = []
-    for text in texts:
-        for sentence in SENTENCE.split(" ".join(text.split())):
-            if DECISION.search(sentence) and sentence not in found:
-                found.append(sentence.strip())
-    return found[-limit:]
+    sentences = (s for text in texts for s in SENTENCE.split(" ".join(text.split())))
+    return list(dict.fromkeys(s for s in sentences if DECISION.search(s)))[-limit:]
 
 
 def extractive_summary(texts: Sequence[str], max_words: int = 180) -> str:
     """The first sentence of each text, the most recent kept when over `max_words`."""
-    lines = [first_sentence(t, 40) for t in texts if t.strip()]
-    kept: list[str] = []
-    total = 0
-    for line in reversed(lines):
-        total += len(line.split())
-        if total > max_words:
-            break
-        kept.append(line)
+    newest_first = [first_sentence(t, 40) for t in texts if t.strip()][::-1]
+    totals = accumulate(len(line.split()) for line in newest_first)
+    kept = [line for line, total in zip(newest_first, totals, strict=True) if total <= max_words]
     return " ".join(reversed(kept))

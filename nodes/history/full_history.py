@@ -20,11 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from langchain_core.messages import (
-    BaseMessage,
-    convert_to_messages,
-    trim_messages,
-)
+from langchain_core.messages import BaseMessage, convert_to_messages, trim_messages
 
 from ...state import TokenCounter
 from ...state.defaults import FULL_HISTORY_MAX_TOKENS, FULL_HISTORY_VERBATIM_MESSAGES
@@ -65,9 +61,7 @@ def build_full_history(
         raise ValueError(f"max_tokens must be a positive int, got {max_tokens!r}")
     if isinstance(keep_recent, bool) or not isinstance(keep_recent, int) or keep_recent < 0:
         raise ValueError(f"keep_recent must be an int >= 0, got {keep_recent!r}")
-    msgs = list(messages)
-    if not all(isinstance(m, BaseMessage) for m in msgs):
-        msgs = convert_to_messages(msgs)  # dicts / tuples, as LangChain accepts them
+    msgs = list(convert_to_messages(messages))  # dicts / tuples too, as LangChain accepts them
     history = History(msgs, counter)
     composer = _Composer(history, package_text or "(none)", max_tokens, keep_recent, summarize)
     shrink = 0
@@ -111,8 +105,7 @@ class _Planner:
             total, lo = self._fit_suffix(m, SHORTENED, budget)
             if lo == 0:
                 return self._restore_tool_outputs(m, budget, total)
-            summarized = self._plan_summary(m, budget)
-            if summarized is not None:
+            if (summarized := self._plan_summary(m, budget)) is not None:
                 return summarized
         total, lo = self._fit_suffix(m, CONDENSED, budget)
         if lo > 0:  # even all condensed is too much: drop the oldest into a count
@@ -158,9 +151,7 @@ class _Planner:
         if allowance < MIN_SUMMARY_TOKENS or j == 0:
             return None
         summary = self._summary(j, allowance)
-        if summary is None:
-            return None
-        return _OlderPlan(0, j, m, summary=summary)
+        return None if summary is None else _OlderPlan(0, j, m, summary=summary)
 
     def _summary(self, j: int, allowance: int) -> str | None:
         if j not in self._summaries:
@@ -174,9 +165,7 @@ class _Planner:
                 )
                 self._summaries[j] = None
         summary = self._summaries[j]
-        if summary is None:
-            return None
-        if self.h.counter.count_text(summary) <= allowance:
+        if summary is None or self.h.counter.count_text(summary) <= allowance:
             return summary
         marker = " … [summary clipped to its budget]"
         room = allowance - self.h.counter.count_text(marker)
@@ -191,16 +180,15 @@ class _Planner:
         if plan.omit:
             units.append(_omitted_line(plan.omit))
             tokens += h.counter.count_text(units[-1])
+        levels = [(i, CONDENSED) for i in range(plan.omit, plan.condense)]
         if plan.summary is not None:
             units.append(f"{_summary_heading(plan.condense)}{plan.summary}\n")
             tokens += h.counter.count_text(units[-1])
-        else:
-            for i in range(plan.omit, plan.condense):
-                units.append(h.condensed(i) + "\n")
-                verbatim += h.is_verbatim(i, CONDENSED)
-                tokens += h.cost(i, CONDENSED)
-        for i in range(plan.condense, m):
-            level = SHORTENED if i < plan.shorten else VERBATIM
+            levels = []
+        levels += [
+            (i, SHORTENED if i < plan.shorten else VERBATIM) for i in range(plan.condense, m)
+        ]
+        for i, level in levels:
             units.append(h.render(i, level) + "\n")
             verbatim += h.is_verbatim(i, level)
             tokens += h.cost(i, level)
@@ -280,9 +268,9 @@ class _Composer:
             "condensed, then omitted.\n"
         )
         pkg = f"## Handover package (stage 1, verbatim)\n{self.package}\n\n"
-        heads = (f"## Earlier messages #1–#{m}\n" if m else "") + (
-            f"## Last {k} messages (verbatim)\n" if k else ""
-        )
+        earlier = f"## Earlier messages #1–#{m}\n" if m else ""
+        latest = f"## Last {k} messages (verbatim)\n" if k else ""
+        heads = earlier + latest
         fixed = header_cost + self.count(intro + "\n") + self.count_package(pkg, cap)
         fixed += self.count(heads)
         recent = sum(self.h.cost(i, VERBATIM, cap) for i in range(m, n))
@@ -292,12 +280,7 @@ class _Composer:
         plan = self.planner.plan(m, cap - fixed - recent)
         older, verbatim, older_tokens = self.planner.older_units(m, plan)
         intro += "".join(f"{note}\n" for note in self.planner.notes) + "\n"
-        parts = [intro, pkg]
-        if m:
-            parts += [f"## Earlier messages #1–#{m}\n", *older]
-        if k:
-            parts += [f"## Last {k} messages (verbatim)\n"]
-            parts += [self.h.full(i) + "\n" for i in range(m, n)]
+        parts = [intro, pkg, earlier, *older, latest, *(self.h.full(i) + "\n" for i in range(m, n))]
         tokens = self.count(intro) + self.count(pkg) + self.count(heads) + older_tokens + recent
         return _Draft(self.header(verbatim + k), "".join(parts), tokens, verbatim + k)
 

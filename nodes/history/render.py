@@ -32,6 +32,7 @@ _CONDENSE_SCAN_CHARS = 400
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 
 VERBATIM, SHORTENED, CONDENSED = 0, 1, 2
+_ROLES = ((HumanMessage, "Human"), (AIMessage, "AI"), (SystemMessage, "System"))
 
 
 class History:
@@ -123,16 +124,8 @@ class History:
         if isinstance(m, ToolMessage):
             detail = [d for d in (m.name, "error" if m.status == "error" else None) if d]
             return f"[#{i + 1}] Tool" + (f" ({', '.join(detail)})" if detail else "")
-        if isinstance(m, HumanMessage):
-            role = "Human"
-        elif isinstance(m, AIMessage):
-            role = "AI"
-        elif isinstance(m, SystemMessage):
-            role = "System"
-        elif isinstance(m, ChatMessage):
-            role = m.role
-        else:
-            role = m.type
+        fallback = m.role if isinstance(m, ChatMessage) else m.type
+        role = next((name for kind, name in _ROLES if isinstance(m, kind)), fallback)
         return f"[#{i + 1}] {role}" + (f" ({m.name})" if m.name else "")
 
     def count_upto(self, text: str, limit: int | None) -> tuple[int, bool]:

@@ -3,7 +3,7 @@
 `ThreadMemory` is what the handover and consult nodes read from the state for a package: the
 ledger, the thread's turns as retrieval documents (recall cards and the window's turns), and
 the request that led to the handover. `fill_package` fits both parts into what the package's
-budget leaves (`package.py` calls it):
+budget leaves (`handover_to_specialist.py` calls it):
 
 1. the ledger's current entries, newest and most relevant to the handover first, each once
    (an entry the package already shows, in its decisions or a recent turn, is not repeated);

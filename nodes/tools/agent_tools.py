@@ -10,6 +10,7 @@ tool serves every agent. Outside the graph they answer with an `ERROR:`.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 from langchain.tools import ToolRuntime
@@ -40,9 +41,7 @@ from .names import FULL_HISTORY, READ_BRIEFING
 OUTSIDE = "ERROR: {tool} works inside the handover graph only (an agent given to build_graph)."
 
 
-def model_summarizer(
-    model: Callable[[], BaseChatModel],
-) -> Callable[[list[BaseMessage], int], str]:
+def model_summarizer(model: Callable[[], BaseChatModel]) -> Callable[[list[BaseMessage], int], str]:
     """Stage 2's summarizer: ask the agent's own model (made when first needed) to condense
     older turns."""
 
@@ -107,20 +106,14 @@ def read_own_briefing(runtime: ToolRuntime[HandoverContext], topic: str | None =
         return OUTSIDE.format(tool=READ_BRIEFING)
     ctx = coerce_context(runtime.context)
     wanted = topic if isinstance(topic, str) and topic.strip() else None
-    counter = member.counter or token_counter(ctx.model)
-    if runtime.store is not None:  # what every replica wrote, not only this machine
-        return read_briefing_from_store(
-            runtime.store,
-            project_root=ctx.project_root,
-            specialist=member.profile,
-            topic=wanted,
-            max_tokens=READ_BRIEFING_MAX_TOKENS,
-            counter=counter,
-        )
-    return read_briefing(
+    # with a store: what every replica wrote, not only this machine
+    read = (
+        read_briefing if runtime.store is None else partial(read_briefing_from_store, runtime.store)
+    )
+    return read(
         project_root=ctx.project_root,
         specialist=member.profile,
         topic=wanted,
         max_tokens=READ_BRIEFING_MAX_TOKENS,
-        counter=counter,
+        counter=member.counter or token_counter(ctx.model),
     )

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import threading
-from collections.abc import Awaitable
 from typing import Any
 
 from langchain_core.tools import BaseTool, StructuredTool
@@ -33,15 +32,6 @@ def background_loop() -> asyncio.AbstractEventLoop:
         return _loop
 
 
-def run_on_background_loop(awaitable: Awaitable[Any]) -> Any:
-    """Run `awaitable` on the process's loop for async-only tools; its result (or error)."""
-
-    async def run() -> Any:
-        return await awaitable
-
-    return asyncio.run_coroutine_threadsafe(run(), background_loop()).result()
-
-
 def is_async_only(tool: BaseTool) -> bool:
     """A tool that has a coroutine and no sync function."""
     return isinstance(tool, StructuredTool) and tool.func is None and tool.coroutine is not None
@@ -57,6 +47,11 @@ def sync_capable(tool: BaseTool) -> BaseTool:
 
     @functools.wraps(coroutine)  # the same parameters: config and callbacks reach it as before
     def run(*args: Any, **kwargs: Any) -> Any:
-        return run_on_background_loop(coroutine(*args, **kwargs))
+        awaitable = coroutine(*args, **kwargs)
+
+        async def awaited() -> Any:
+            return await awaitable
+
+        return asyncio.run_coroutine_threadsafe(awaited(), background_loop()).result()
 
     return tool.model_copy(update={"func": run})

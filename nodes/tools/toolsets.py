@@ -28,7 +28,5 @@ def _shared_workspace_tools() -> tuple[BaseTool, ...]:
     return tuple(make_workspace_tools())
 
 
-TOOL_SETS: dict[str, Callable[[CounterFor], list[BaseTool]]] = {
-    "workspace": workspace_tool_set,
-}
+TOOL_SETS: dict[str, Callable[[CounterFor], list[BaseTool]]] = {"workspace": workspace_tool_set}
 """Tool-set name -> a factory of its tools (given the agent's token counter)."""

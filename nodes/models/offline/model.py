@@ -43,7 +43,7 @@ from pydantic import ConfigDict
 from ....specialists import ORCHESTRATOR_PROFILE, Profile, builtin_profiles
 from ....state import message_text, token_counter
 from ...handover.consult_message import CONSULT_SENDER, QUESTION_DATA_KEY
-from ...handover.package import HANDOVER_SENDER, package_of
+from ...handover.handover_to_specialist import HANDOVER_SENDER, package_of
 from ...history.extractive import (
     clip_words,
     extract_artifacts,

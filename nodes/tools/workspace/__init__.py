@@ -36,42 +36,14 @@ The modules, one job each: `limits` (the caps), `errors` (the ERROR line),
 
 from __future__ import annotations
 
-from .limits import (
-    BINARY_PROBE_BYTES,
-    MAX_DEPTH,
-    MAX_HIT_CHARS,
-    MAX_HITS,
-    MAX_QUERY_CHARS,
-    MAX_READ_LINES,
-    MAX_SEARCH_FILE_BYTES,
-    MAX_WALK_ENTRIES,
-    NOISE_DIRS,
-    WORKSPACE_MAX_TOKENS,
-)
+from .limits import WORKSPACE_MAX_TOKENS
 from .listing import list_files
 from .reading import read_file
 from .searching import search_files
-from .tools import (
-    LIST_FILES_DESCRIPTION,
-    READ_FILE_DESCRIPTION,
-    SEARCH_FILES_DESCRIPTION,
-    WORKSPACE_TOOL_NAMES,
-    make_workspace_tools,
-)
+from .tools import READ_FILE_DESCRIPTION, WORKSPACE_TOOL_NAMES, make_workspace_tools
 
 __all__ = [
-    "BINARY_PROBE_BYTES",
-    "LIST_FILES_DESCRIPTION",
-    "MAX_DEPTH",
-    "MAX_HITS",
-    "MAX_HIT_CHARS",
-    "MAX_QUERY_CHARS",
-    "MAX_READ_LINES",
-    "MAX_SEARCH_FILE_BYTES",
-    "MAX_WALK_ENTRIES",
-    "NOISE_DIRS",
     "READ_FILE_DESCRIPTION",
-    "SEARCH_FILES_DESCRIPTION",
     "WORKSPACE_MAX_TOKENS",
     "WORKSPACE_TOOL_NAMES",
     "list_files",

@@ -149,17 +149,13 @@ def _kind_of(root: str, real: str, given: str, shown: str) -> str:
     )
 
 
-def _open_under(target: _Target) -> int:
-    """Open the target from the real root one component at a time, never following a symlink."""
-    file_flags = os.O_RDONLY if target.kind == "file" else None
-    return open_below(target.root, target.parts, file_flags=file_flags)
-
-
 @contextmanager
 def _opened(target: _Target, given: str) -> Iterator[int]:
-    """A descriptor for the checked target, closed afterwards; a refusal if it changed meanwhile."""
+    """A descriptor for the checked target (opened from the real root one component at a time,
+    never following a symlink), closed afterwards; a refusal if it changed meanwhile."""
     try:
-        fd = _open_under(target)
+        flags = os.O_RDONLY if target.kind == "file" else None
+        fd = open_below(target.root, target.parts, file_flags=flags)
     except OSError as exc:
         raise _Refused(
             f"ERROR: path {_show(given)} could not be opened safely ({exc.strerror or exc}); it "

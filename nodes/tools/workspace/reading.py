@@ -26,17 +26,6 @@ from .paths import _opened, _resolve, _Target
 from .results import _cut_notice, _plural, _printable, _render, _visible
 
 
-def _regular_size(fd: int, given: str) -> int:
-    """The size of an open regular file; a refusal for anything else."""
-    info = os.fstat(fd)
-    if not stat.S_ISREG(info.st_mode):
-        raise _Refused(
-            f"ERROR: path {_show(given)} is not a regular file; pick a text file from "
-            "list_files('.')."
-        )
-    return info.st_size
-
-
 def _binary_refusal(given: str) -> _Refused:
     """The refusal for a file that is not UTF-8 text."""
     return _Refused(
@@ -128,7 +117,11 @@ def _read_lines(target: _Target, given: str, start: int, limit: int) -> tuple[li
     window = _Window(start, limit)
     decoder = codecs.getincrementaldecoder("utf-8")()  # strict: not UTF-8 is binary
     with _opened(target, given) as fd:
-        _regular_size(fd, given)
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise _Refused(
+                f"ERROR: path {_show(given)} is not a regular file; pick a text file from "
+                "list_files('.')."
+            )
         if b"\0" in os.pread(fd, BINARY_PROBE_BYTES, 0):
             raise _binary_refusal(given)
         try:

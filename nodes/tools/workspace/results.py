@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import accumulate, takewhile
 
 from ....state import TokenCounter
 
@@ -33,13 +34,8 @@ def _plural(count: int, word: str) -> str:
 
 def _fitting(lines: list[str], counter: TokenCounter, room: int) -> int:
     """How many leading lines fit in `room` tokens when joined with newlines."""
-    used = -1
-    count = 0
-    for line in lines:
-        used += counter.count_text(line) + 1
-        if used > room:
-            break
-        count += 1
+    totals = accumulate(counter.count_text(line) + 1 for line in lines)  # joined: one newline less
+    count = sum(1 for _ in takewhile(lambda used: used - 1 <= room, totals))
     while count and counter.count_text("\n".join(lines[:count])) > room:
         count -= 1
     return count

@@ -121,37 +121,27 @@ def _argument_refusal(name: str) -> Callable[[ValidationError], str]:
     return refuse
 
 
-def _run_tool(
-    name: str,
-    runtime: Any,
-    counter_for: Callable[[HandoverContext], TokenCounter] | None,
-    call: Callable[[str, TokenCounter], str],
-) -> str:
-    """Resolve the run's context and counter, then call a pure function; never raise."""
-    try:
-        ctx = coerce_context(getattr(runtime, "context", None))
-        member = current_member()
-        if counter_for is not None:
-            counter = counter_for(ctx)
-        elif member is not None and member.counter is not None:
-            counter = member.counter  # the agent's own, in the handover graph
-        else:
-            counter = token_counter(ctx.model)
-        return call(ctx.project_root, counter)
-    except Exception as exc:
-        return _failed(name, exc)
-
-
 def make_workspace_tools(
     *, counter_for: Callable[[HandoverContext], TokenCounter] | None = None
 ) -> list[BaseTool]:
     """The three read-only tools; the project root comes from the run context, not the model."""
 
+    def run(name: str, runtime: Any, call: Callable[[str, TokenCounter], str]) -> str:
+        """Resolve the run's context and counter, then call a pure function; never raise."""
+        try:
+            ctx = coerce_context(getattr(runtime, "context", None))
+            member = current_member()
+            own = member.counter if member is not None else None  # the agent's, in our graph
+            counter = (
+                counter_for(ctx) if counter_for is not None else own or token_counter(ctx.model)
+            )
+            return call(ctx.project_root, counter)
+        except Exception as exc:
+            return _failed(name, exc)
+
     def list_files_tool(runtime: ToolRuntime[Any, Any], path: _ListPath = ".") -> str:
         """list_files with the run's project root and counter."""
-        return _run_tool(
-            "list_files", runtime, counter_for, lambda root, c: list_files(root, path, counter=c)
-        )
+        return run("list_files", runtime, lambda root, c: list_files(root, path, counter=c))
 
     def read_file_tool(
         runtime: ToolRuntime[Any, Any],
@@ -160,24 +150,17 @@ def make_workspace_tools(
         max_lines: _MaxLines = 400,
     ) -> str:
         """read_file with the run's project root and counter."""
-        return _run_tool(
-            "read_file",
-            runtime,
-            counter_for,
-            lambda root, c: read_file(
-                root, path, _int_like(start_line), _int_like(max_lines), counter=c
-            ),
+        start, most = _int_like(start_line), _int_like(max_lines)
+        return run(
+            "read_file", runtime, lambda root, c: read_file(root, path, start, most, counter=c)
         )
 
     def search_files_tool(
         runtime: ToolRuntime[Any, Any], query: _Query, path: _SearchPath = "."
     ) -> str:
         """search_files with the run's project root and counter."""
-        return _run_tool(
-            "search_files",
-            runtime,
-            counter_for,
-            lambda root, c: search_files(root, query, path, counter=c),
+        return run(
+            "search_files", runtime, lambda root, c: search_files(root, query, path, counter=c)
         )
 
     made = (
