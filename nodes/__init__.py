@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .handover.tool import HandoverOutcome, make_handover_tool, perform_handover
+from .handover.handover_to_specialist import HandoverOutcome, make_handover_tool, perform_handover
 from .handover.transfer import handover_tools
 from .models.resolve import model_from_string
 
@@ -24,7 +24,7 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     if name == "handover_to_specialist":
-        from .handover import tool
+        from .handover import handover_to_specialist as tool
 
         return tool.handover_to_specialist
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -77,9 +77,11 @@ def pin_now(monkeypatch: pytest.MonkeyPatch) -> Callable[[datetime], None]:
     """`pin_now(dt)` makes the tool's clock return `dt` (default: fixed_when)."""
 
     def pin(when: datetime = ISSUE2_FIXED_WHEN) -> None:
-        import specialist_handover.nodes.handover.tool
+        import specialist_handover.nodes.handover.handover_to_specialist
 
-        monkeypatch.setattr(specialist_handover.nodes.handover.tool, "now_utc", lambda: when)
+        monkeypatch.setattr(
+            specialist_handover.nodes.handover.handover_to_specialist, "now_utc", lambda: when
+        )
 
     return pin
 

@@ -25,9 +25,9 @@ from langgraph.types import Command
 from specialist_handover import build_graph
 from specialist_handover.graph.terminal.chat import print_trail
 from specialist_handover.graph.terminal.printer import Printer
+from specialist_handover.nodes.handover.arguments import read_consult
 from specialist_handover.nodes.handover.consult import QUOTED_NOTE
-from specialist_handover.nodes.handover.consult_arguments import read_consult
-from specialist_handover.nodes.handover.trail import describe_trail
+from specialist_handover.nodes.handover.node import describe_trail
 from specialist_handover.nodes.handover.transfer import handover_tools
 from specialist_handover.nodes.models.offline import OfflineChatModel
 from specialist_handover.nodes.tools.names import CONSULT, GRAPH_TOOLS, HANDOVER
@@ -469,8 +469,8 @@ def test_a_new_message_during_the_review_supersedes_the_consult(ctx):
 
 
 def test_the_terminal_reviewer_shows_the_entries_and_answers_all_at_once(ctx):
-    from specialist_handover.graph.session import run_turn
     from specialist_handover.graph.terminal.review import TerminalReviewer
+    from specialist_handover.graph.turns import run_turn
 
     graph, _, ctx = review_setup(ctx)
     out = io.StringIO()

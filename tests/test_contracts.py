@@ -19,9 +19,11 @@ from langgraph.types import StateUpdate
 
 from specialist_handover import HandoverContext
 from specialist_handover.nodes.handover.arguments import default_of
-from specialist_handover.nodes.handover.package import PACKAGE_DATA_KEY
+from specialist_handover.nodes.handover.handover_to_specialist import (
+    PACKAGE_DATA_KEY,
+    prepare_handover,
+)
 from specialist_handover.nodes.handover.review import review_payload
-from specialist_handover.nodes.handover.tool import prepare_handover
 from specialist_handover.state import PUBLIC_PACKAGE_FIELDS, HandoverPackage, defaults, message_text
 from tests.support.graphs import REQUESTS, make, say, state_of
 

@@ -11,9 +11,9 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-import specialist_handover.nodes.handover.tool
+import specialist_handover.nodes.handover.handover_to_specialist
 from specialist_handover.nodes import handover_to_specialist, perform_handover
-from specialist_handover.nodes.handover.package import render_package
+from specialist_handover.nodes.handover.handover_to_specialist import render_package
 from specialist_handover.state import TokenCounter
 
 ARGUMENTS = [
@@ -310,7 +310,9 @@ def test_tool_never_raises_on_an_unexpected_failure(project_root, monkeypatch):
     def explode(**_kwargs):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(specialist_handover.nodes.handover.tool, "build_stage1_package", explode)
+    monkeypatch.setattr(
+        specialist_handover.nodes.handover.handover_to_specialist, "build_stage1_package", explode
+    )
     answer = invoke(**required(project_root))
     assert answer == "ERROR: handover failed unexpectedly: RuntimeError: boom"
     assert list(project_root.iterdir()) == []

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage
 
-from specialist_handover.nodes.handover.package import build_stage1_package
+from specialist_handover.nodes.handover.handover_to_specialist import build_stage1_package
 from specialist_handover.nodes.ledger.entries import (
     entry_id,
     make_entries,

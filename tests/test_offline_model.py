@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
-from specialist_handover.nodes.handover.package import package_message
+from specialist_handover.nodes.handover.handover_to_specialist import package_message
 from specialist_handover.nodes.history.extractive import extract_artifacts, extract_decisions
 from specialist_handover.nodes.models.offline import OfflineChatModel, choose_specialist
 from specialist_handover.state import HandoverPackage

@@ -11,11 +11,12 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
 
-from specialist_handover.nodes.handover.arguments import HandoverArguments, validate_arguments
-from specialist_handover.nodes.handover.consult_arguments import (
+from specialist_handover.nodes.handover.arguments import (
     ConsultArguments,
     ConsultQuestion,
+    HandoverArguments,
     read_consult,
+    validate_arguments,
 )
 from specialist_handover.nodes.handover.transfer import handover_tools
 from specialist_handover.specialists import builtin_profiles

@@ -1,4 +1,5 @@
-"""The handover's arguments, defined once: the JSON schemas, defaults and validation derive here.
+"""The arguments of `handover_to_specialist` and of `consult_specialists`, each defined once:
+their JSON schemas, defaults and validation derive here.
 
 `HandoverArguments` is the single definition and its own validation. The standalone
 tool's schema (every argument) reads its fields, and so does `transfer_arguments`, the
@@ -9,11 +10,21 @@ so the agent's `ToolNode` validates the call. Every mistake comes back as one `E
 line an agent can act on (`state/validation.py` words it). Every text argument and every
 (kept) list item must be encodable as UTF-8: a lone surrogate is refused here, before any
 file or folder is created.
+
+`ConsultArguments` is the consult's: a list `consults` of 2 to 4
+`{specialist_profile, question}` entries (each a `ConsultQuestion`), and the context every
+entry shares (`topic`, `summary`, `decisions`, `artifacts`, described as the handover's
+own). `read_consult` validates a call with them: a problem with the call as a whole (not
+an object, not a list, too few or too many entries, a shared field of the wrong type) is
+one `ERROR: ...` for the call; a problem with one entry (an unknown profile, with a
+did-you-mean; the orchestrator itself; a profile asked twice; no question) is an
+`ERROR: ...` for that entry only, and the others go on.
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
 from langchain_core.tools import InjectedToolArg
@@ -31,10 +42,17 @@ from pydantic import (
 )
 
 from ...specialists import ORCHESTRATOR_PROFILE, ProfileRegistry
-from ...state.defaults import INCLUDE_RECENT_TURNS, MAX_CONTEXT_TOKENS
+from ...state import token_counter
+from ...state.defaults import (
+    CONSULT_MAX_ENTRIES,
+    CONSULT_MIN_ENTRIES,
+    INCLUDE_RECENT_TURNS,
+    MAX_CONTEXT_TOKENS,
+    MAX_QUESTION_TOKENS,
+)
 from ...state.validation import error_line, refusal
 from ..briefing.writer import slugify_topic
-from ..tools.names import HANDOVER
+from ..tools.names import CONSULT, HANDOVER
 
 GRAPH_SUPPLIED: dict[str, JsonValue] = {"supplied_by_graph": True}
 MODEL_REQUIRED: dict[str, JsonValue] = {"model_required": True}
@@ -52,6 +70,15 @@ def read_raw(data: Any, stripped: tuple[str, ...] = ()) -> Any:
         for k, v in read.items()
         if v is not None and not (isinstance(v, str) and not v.strip())
     }
+
+
+def capped(text: str, most: int, what: str = "") -> str:
+    """`text` within `most` tokens, cut with a visible marker (` … [<what>cut at N tokens]`)."""
+    text = text[: most * 16]  # far over the cap: no need to count it all
+    counter = token_counter()
+    if not counter.exceeds(text, most):
+        return text
+    return f"{counter.prefix(text, most).rstrip()} … [{what}cut at {most} tokens]"
 
 
 def _utf8(label: str, value: str) -> None:
@@ -81,6 +108,15 @@ def to_itself(profile: str) -> str:
     if profile == ORCHESTRATOR_PROFILE:
         return "ERROR: the orchestrator cannot hand over to itself; answer the user directly."
     return f"ERROR: {profile} cannot hand over to itself; pick another specialist."
+
+
+def _known_profile(name: str, info: ValidationInfo) -> str:
+    """A profile of those validation is given (`context["profiles"]`), or a refusal with a
+    did-you-mean."""
+    profiles: ProfileRegistry = (info.context or {})["profiles"]
+    if name not in profiles:
+        raise refusal(profiles.unknown_profile_message(name).removeprefix("ERROR: "))
+    return name
 
 
 class _Checked(BaseModel):
@@ -175,13 +211,7 @@ class HandoverArguments(_Checked):
         json_schema_extra=GRAPH_SUPPLIED,
     )
 
-    @field_validator("specialist_profile")
-    @classmethod
-    def _known(cls, name: str, info: ValidationInfo) -> str:
-        profiles: ProfileRegistry = (info.context or {})["profiles"]
-        if name not in profiles:
-            raise refusal(profiles.unknown_profile_message(name).removeprefix("ERROR: "))
-        return name
+    _known = field_validator("specialist_profile")(_known_profile)
 
     @field_validator("project_root")
     @classmethod
@@ -195,40 +225,26 @@ class HandoverArguments(_Checked):
             raise refusal(f"project_root {root!r} does not exist or is not a directory")
         return root
 
-    @field_validator("max_context_tokens")
+    @field_validator("max_context_tokens", "include_recent_turns")
     @classmethod
-    def _positive(cls, tokens: int) -> int:
-        if tokens <= 0:
-            raise refusal(f"max_context_tokens must be positive (got {tokens})")
-        return tokens
-
-    @field_validator("include_recent_turns")
-    @classmethod
-    def _not_negative(cls, turns: int) -> int:
-        if turns < 0:
-            raise refusal(f"include_recent_turns must be >= 0 (got {turns})")
-        return turns
+    def _counts(cls, n: int, info: ValidationInfo) -> int:
+        if info.field_name == "max_context_tokens" and n <= 0:
+            raise refusal(f"max_context_tokens must be positive (got {n})")
+        if n < 0:
+            raise refusal(f"include_recent_turns must be >= 0 (got {n})")
+        return n
 
     @model_validator(mode="after")
     def _kept_turns(self) -> HandoverArguments:
-        self.recent_turns = self.recent_turns[
-            max(len(self.recent_turns) - self.include_recent_turns, 0) :
-        ]
+        kept = self.include_recent_turns
+        self.recent_turns = self.recent_turns[-kept:] if kept else []
         return self
 
 
 FIELDS = HandoverArguments.model_fields
 
 
-def _extra(name: str) -> dict[str, JsonValue]:
-    """A field's `json_schema_extra` marks (`supplied_by_graph`, `model_required`)."""
-    extra = FIELDS[name].json_schema_extra
-    return extra if isinstance(extra, dict) else {}
-
-
-MODEL_ARGUMENTS: tuple[str, ...] = tuple(
-    name for name in FIELDS if not _extra(name).get("supplied_by_graph")
-)
+MODEL_ARGUMENTS = tuple(name for name, f in FIELDS.items() if f.json_schema_extra != GRAPH_SUPPLIED)
 """The arguments a model gives inside the graph; the graph supplies the rest."""
 
 
@@ -245,14 +261,16 @@ def validate_arguments(args: Any, profiles: ProfileRegistry) -> dict[str, Any] |
         return error_line(exc, HandoverArguments)
 
 
+def _plain(schema: dict[str, Any], *left_out: str) -> dict[str, Any]:
+    """A property's JSON schema without its title (and the `left_out` keys)."""
+    return {k: v for k, v in schema.items() if k not in ("title", *left_out)}
+
+
 def tool_arguments_schema(profiles: ProfileRegistry) -> dict[str, Any]:
     """JSON schema of the standalone tool: every argument; the caller supplies all of them."""
     full = HandoverArguments.model_json_schema()["properties"]
     properties = {
-        name: {
-            k: v for k, v in prop.items() if k not in ("title", *GRAPH_SUPPLIED, *MODEL_REQUIRED)
-        }
-        for name, prop in full.items()
+        name: _plain(prop, *GRAPH_SUPPLIED, *MODEL_REQUIRED) for name, prop in full.items()
     }
     listing = "; ".join(f"{name}: {p.description}" for name, p in profiles.items())
     properties["specialist_profile"]["description"] = (
@@ -278,7 +296,7 @@ def transfer_arguments(profiles: ProfileRegistry, caller: str) -> type[BaseModel
 
     fields: dict[str, Any] = {
         name: (FIELDS[name].annotation, Field(description=FIELDS[name].description))
-        if _extra(name).get("model_required")
+        if FIELDS[name].json_schema_extra == MODEL_REQUIRED
         else (FIELDS[name].annotation, FIELDS[name])
         for name in MODEL_ARGUMENTS
     }
@@ -289,3 +307,156 @@ def transfer_arguments(profiles: ProfileRegistry, caller: str) -> type[BaseModel
     )
     fields["runtime"] = (Annotated[Any, InjectedToolArg()], None)
     return create_model(HANDOVER, __base__=_Checked, **fields)
+
+
+# --- consult_specialists ----------------------------------------------------------------
+
+
+class ConsultQuestion(BaseModel):
+    """One entry of a consult: whom to ask (one of the `profiles` validation is given), and what."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, title="an entry")
+
+    specialist_profile: str = Field(description="The agent to ask.")
+    question: str = Field(
+        description="One self-contained question (it sees the package, not the whole conversation)."
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _read(cls, data: Any) -> Any:
+        return read_raw(data, ("specialist_profile", "question"))
+
+    @field_validator("specialist_profile")
+    @classmethod
+    def _askable(cls, name: str, info: ValidationInfo) -> str:
+        if name == ORCHESTRATOR_PROFILE:
+            raise refusal("the orchestrator cannot consult itself; answer that part yourself.")
+        return _known_profile(name, info)
+
+    @field_validator("question")
+    @classmethod
+    def _bounded(cls, question: str) -> str:
+        return capped(question, MAX_QUESTION_TOKENS, "question ")
+
+
+class ConsultArguments(BaseModel):
+    """The arguments of `consult_specialists` (order, types, defaults, descriptions)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, title=CONSULT)
+
+    consults: list[Any] = Field(
+        min_length=CONSULT_MIN_ENTRIES,
+        max_length=CONSULT_MAX_ENTRIES,
+        description=f"{CONSULT_MIN_ENTRIES} to {CONSULT_MAX_ENTRIES} entries, one per agent.",
+    )
+    topic: str = Field("consult", description="As for handover_to_specialist.")
+    summary: str = Field("", description="As for handover_to_specialist.")
+    decisions: list[str] = Field(default_factory=list, description="As for handover_to_specialist.")
+    artifacts: list[str] = Field(default_factory=list, description="As for handover_to_specialist.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _read(cls, data: Any) -> Any:
+        """A null shared field means its default; `consults` missing or null is no list."""
+        return (
+            {**read_raw(data), "consults": data.get("consults")} if isinstance(data, dict) else data
+        )
+
+    @field_validator("consults", mode="before")
+    @classmethod
+    def _entries(cls, consults: Any) -> Any:
+        """The entries are validated one by one (`ConsultQuestion`), each with its own error."""
+        if not isinstance(consults, list):
+            raise refusal(
+                f"consults must be a list of {CONSULT_MIN_ENTRIES} to {CONSULT_MAX_ENTRIES} "
+                f"{{specialist_profile, question}} objects, got {type(consults).__name__}"
+            )
+        if not CONSULT_MIN_ENTRIES <= len(consults) <= CONSULT_MAX_ENTRIES:
+            raise refusal(
+                f"consults holds {len(consults)} entr{'y' if len(consults) == 1 else 'ies'}; "
+                f"ask {CONSULT_MIN_ENTRIES} to {CONSULT_MAX_ENTRIES} specialists at once (for "
+                "one, hand over or answer yourself)"
+            )
+        return consults
+
+    @field_validator("topic")
+    @classmethod
+    def _topic(cls, topic: str) -> str:
+        slug_of(topic)
+        return topic  # the handover's own checks slug it, after redacting it
+
+
+ENTRY_FIELDS = ConsultQuestion.model_fields
+SHARED = tuple(name for name in ConsultArguments.model_fields if name != "consults")
+"""The fields every entry of one call shares: they go into each entry's package."""
+
+
+def consult_arguments_schema(targets: list[str]) -> dict[str, Any]:
+    """The JSON schema a model sees: the entries inline (no `$ref`), an enum of profiles."""
+    full = ConsultArguments.model_json_schema()
+    entry = ConsultQuestion.model_json_schema()
+    entry_props = {name: _plain(prop) for name, prop in entry["properties"].items()}
+    entry_props["specialist_profile"]["enum"] = list(targets)
+    properties = {name: _plain(prop) for name, prop in full["properties"].items()}
+    properties["consults"] = {
+        **{k: v for k, v in properties["consults"].items() if k != "items"},
+        "items": {
+            "type": "object",
+            "properties": entry_props,
+            "required": list(entry["required"]),
+            "additionalProperties": False,
+        },
+    }
+    return {"type": "object", "properties": properties, "required": ["consults"]}
+
+
+@dataclass
+class ConsultRequest:
+    """One entry as read: its place (from 1), whom, what, and its `ERROR:` if it cannot go."""
+
+    index: int
+    specialist_profile: str
+    question: str
+    error: str | None = None
+
+
+@dataclass
+class ConsultCall:
+    """A consult call's arguments, read: the shared context and the entries."""
+
+    shared: dict[str, Any] = field(default_factory=dict)
+    entries: list[ConsultRequest] = field(default_factory=list)
+
+
+def _entry(index: int, item: Any, profiles: ProfileRegistry) -> ConsultRequest:
+    try:
+        asked = ConsultQuestion.model_validate(item, context={"profiles": profiles})
+    except ValidationError as exc:
+        error = error_line(exc, ConsultQuestion, at=f"consults[{index - 1}]", noun="field")
+        shown = read_raw(item, tuple(ENTRY_FIELDS)) if isinstance(item, dict) else {}
+        name, question = (v if isinstance(v := shown.get(k), str) else "" for k in ENTRY_FIELDS)
+        return ConsultRequest(
+            index, name, capped(question, MAX_QUESTION_TOKENS, "question "), error
+        )
+    return ConsultRequest(index, asked.specialist_profile, asked.question)
+
+
+def read_consult(args: Any, *, profiles: ProfileRegistry) -> ConsultCall | str:
+    """The call's shared context and its entries (each with its own error), or one `ERROR:`
+    for the call as a whole."""
+    try:
+        call = ConsultArguments.model_validate(args)
+    except ValidationError as exc:
+        return error_line(exc, ConsultArguments)
+    entries = [_entry(i, item, profiles) for i, item in enumerate(call.consults, 1)]
+    first: dict[str, int] = {}
+    for entry in entries:
+        if entry.error is None:
+            earlier = first.setdefault(entry.specialist_profile, entry.index)
+            if earlier != entry.index:
+                entry.error = (
+                    f"ERROR: {entry.specialist_profile} is asked twice in this consult (entries "
+                    f"{earlier} and {entry.index}); put both questions in one entry."
+                )
+    return ConsultCall(shared=call.model_dump(exclude={"consults"}), entries=entries)

@@ -26,15 +26,6 @@ EVENT = "handover_cost"
 """The `event` of the custom stream chunk a handover emits."""
 
 
-def model_replies(messages: Iterable[BaseMessage]) -> list[AIMessage]:
-    """The replies a model made (not those the graph wrote for an agent)."""
-    return [
-        m
-        for m in messages
-        if isinstance(m, AIMessage) and not (m.response_metadata or {}).get(GRAPH_MADE)
-    ]
-
-
 def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
@@ -50,7 +41,9 @@ def hold_usage(
         input_tokens=_int(base.get("input_tokens")),
         output_tokens=_int(base.get("output_tokens")),
     )
-    for reply in model_replies(added):
+    for reply in added:
+        if not isinstance(reply, AIMessage) or (reply.response_metadata or {}).get(GRAPH_MADE):
+            continue  # a model made no such reply: the graph wrote it for an agent
         metadata: Mapping[str, Any] = reply.usage_metadata or {}
         usage["model_calls"] += 1
         usage["input_tokens"] += _int(metadata.get("input_tokens"))
@@ -117,39 +110,27 @@ def thread_stats(
     handovers' (`saved_tokens` is full history minus packages: negative
     when the packages cost more; `live`: the state's `hold_usage`, whose hold may not have
     ended yet, so its usage may be on no record)."""
-    stats = {
-        "handovers": 0,
-        "consults": 0,
-        "refused": 0,
-        "returns": 0,
-        "package_tokens": 0,
-        "full_history_tokens": 0,
-        "saved_tokens": 0,
-        "specialist_model_calls": 0,
-        "specialist_input_tokens": 0,
-        "specialist_output_tokens": 0,
-    }
+    stats = dict.fromkeys(
+        "handovers consults refused returns package_tokens full_history_tokens saved_tokens "
+        "specialist_model_calls specialist_input_tokens specialist_output_tokens".split(),
+        0,
+    )
     holds: dict[str, Mapping[str, Any]] = {}
     for record in records:
         kind = record.get("kind")
         if kind in ("handover", "consult"):
             stats["handovers" if kind == "handover" else "consults"] += 1
-            sent = _int(record.get("estimated_tokens"))
-            full = _int(record.get("full_history_tokens"))
-            stats["package_tokens"] += sent
-            stats["full_history_tokens"] += full
-            stats["saved_tokens"] += full - sent
-        elif kind == "refused":
-            stats["refused"] += 1
-        elif kind == "return":
-            stats["returns"] += 1
+            event = cost_event(record)
+            for name in ("package_tokens", "full_history_tokens", "saved_tokens"):
+                stats[name] += event[name]
+        elif kind in ("refused", "return"):
+            stats["refused" if kind == "refused" else "returns"] += 1
         ended = record.get("usage")
         if isinstance(ended, Mapping):
             holds[str(ended.get("handover_id") or id(ended))] = ended
     if isinstance(live, Mapping):
         holds.setdefault(str(live.get("handover_id") or "current"), live)
     for usage in holds.values():
-        stats["specialist_model_calls"] += _int(usage.get("model_calls"))
-        stats["specialist_input_tokens"] += _int(usage.get("input_tokens"))
-        stats["specialist_output_tokens"] += _int(usage.get("output_tokens"))
+        for name in ("model_calls", "input_tokens", "output_tokens"):
+            stats[f"specialist_{name}"] += _int(usage.get(name))
     return stats

@@ -1,4 +1,5 @@
-"""The handover node: carries out the transfer an agent asked for, or refuses it.
+"""The handover node: carries out the transfer an agent asked for, or refuses it; and the
+handover trail it writes.
 
 An agent's transfer tool (`transfer.py`) ends its run with the call unanswered;
 this node answers every pending call of that reply with exactly one tool
@@ -9,6 +10,12 @@ resumed crash does not duplicate it) and makes the target `active_agent`; a
 return (`return_to_orchestrator`, or a handover to the orchestrator's profile)
 gives the conversation back to the orchestrator. On refusal the caller keeps
 control and sees the `ERROR:` result.
+
+The trail is the state's append-only `handovers` (the agent's node writes records too:
+`return_update`, `refused_calls`). `turn_trail` lists the hops of the current user turn,
+returns included; the agent that takes a new user message starts it afresh. This node
+counts its handovers against `max_handovers_per_turn`, so a model that keeps handing the
+same task back and forth is stopped however often control returns.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Sequence
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
@@ -29,38 +37,180 @@ from ...state import (
     ORCHESTRATOR,
     ActiveHandover,
     HandoverContext,
+    HandoverPackage,
+    HandoverRecord,
     HandoverState,
+    HoldUsage,
     TokenCounter,
     coerce_context,
     usable,
 )
 from ..briefing.outcomes import last_time, write_outcome
 from ..briefing.shared import put_briefing
+from ..briefing.writer import now_utc
 from ..history.conversation import graph_reply, last_ai_index, pending_tool_calls, recent_turns
 from ..ledger.entries import outcome_entries, stated_entries
-from ..ledger.memory import thread_memory
-from ..tools.names import RETURN
+from ..ledger.memory import ThreadMemory, thread_memory
+from ..redaction import redact
+from ..tools.names import HANDOVER, RETURN
 from .arguments import MODEL_ARGUMENTS, to_itself
 from .cost import cost_event, full_history_tokens
+from .handover_to_specialist import HandoverOutcome, perform_handover, prepare_handover
 from .review import ReviewSuperseded, review_handover
-from .tool import (
-    HandoverOutcome,
-    PreparedHandover,
-    perform_handover,
-    prepare_handover,
-)
-from .trail import (
-    handover_hop,
-    handovers_in,
-    ledger_figures,
-    return_hop,
-    return_update,
-    trail_record,
-)
 from .transfer import TRANSFERS, chosen_transfer, transfer_refusal
 
 CounterFor = Callable[[str, HandoverContext], TokenCounter]
 """(profile, context) -> the token counter of the model that profile's agent uses."""
+NOT_RUN = "ERROR: not run: the same reply handed the conversation on."
+NO_ONE_TO_RETURN_TO = "ERROR: the orchestrator has no one to return to; answer the user."
+LOOP_STOPPED = "handover_loop_stopped"
+"""Metadata flag of the answer that ends a turn whose handovers were looping."""
+TURN_ENDED = "handover_turn_ended"
+"""Metadata flag of the note that ends a turn whose handover a new message superseded."""
+
+
+# --- the trail ------------------------------------------------------------------------------
+
+
+def trail_record(
+    kind: str,
+    *,
+    from_agent: str,
+    to_agent: str,
+    reason: str = "",
+    topic: str = "",
+    return_condition: str = "",
+    estimated_tokens: int = 0,
+    briefing_path: str = "",
+    error: str | None = None,
+    **figures: Any,
+) -> HandoverRecord:
+    """One trail entry with the current UTC time; its free texts redacted (a refused
+    handover's arguments come straight from a model, secrets included)."""
+    record: dict[str, Any] = {
+        "kind": kind,
+        "from_agent": from_agent,
+        "to_agent": redact(to_agent).text,
+        "reason": redact(reason).text,
+        "topic": redact(topic).text,
+        "return_condition": return_condition,
+        "estimated_tokens": estimated_tokens,
+        "briefing_path": briefing_path,
+        "time": now_utc().strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+    if error is not None:
+        record["error"] = redact(error).text
+    record.update({k: v for k, v in figures.items() if v is not None})  # ids, token figures
+    return record  # type: ignore[return-value]
+
+
+def refused_record(agent: str, args: dict[str, Any], error: str) -> HandoverRecord:
+    """The `refused` record of a handover call with these arguments."""
+    target = args.get("specialist_profile")
+    return trail_record(
+        "refused",
+        from_agent=agent,
+        to_agent="" if target is None else str(target),
+        reason=str(args.get("handover_reason") or ""),
+        topic=str(args.get("topic") or ""),
+        return_condition=str(args.get("return_condition") or ""),
+        error=error,
+    )
+
+
+def package_record(
+    kind: str, caller: str, package: HandoverPackage, full_history: int, **figures: Any
+) -> HandoverRecord:
+    """The trail record of a package handed over (`kind` "handover") or sent with a consult's
+    question ("consult"): what it cost against the `full_history`, and its ledger figures
+    (entries shown, entries left out, earlier turns carried)."""
+    return trail_record(
+        kind,
+        from_agent=caller,
+        to_agent=package["specialist"],
+        reason=package["reason"],
+        topic=package["topic"],
+        estimated_tokens=package["estimated_tokens"],
+        briefing_path=package["briefing_file"],
+        handover_id=package["handover_id"],
+        full_history_tokens=full_history,
+        **figures,
+        ledger_entries=len(package.get("ledger") or []),
+        ledger_omitted=int(package.get("ledger_omitted") or 0),
+        earlier_turns=len(package.get("earlier_turns") or []),
+    )
+
+
+def return_update(
+    agent: str, handover: dict[str, Any], reason: str, usage: HoldUsage | None = None
+) -> dict[str, Any]:
+    """The state update of `agent` handing the conversation back to the orchestrator; its
+    record carries the hold's `usage` (model calls and tokens since the handover)."""
+    condition = handover.get("root_return_condition") or handover.get("return_condition") or ""
+    return {
+        "active_agent": ORCHESTRATOR,
+        "handover_depth": 0,
+        "agent_turns": 0,
+        "handovers": [
+            trail_record(
+                "return",
+                from_agent=agent,
+                to_agent=ORCHESTRATOR,
+                reason=reason,
+                topic=str(handover.get("topic") or ""),
+                return_condition=str(condition),
+                handover_id=handover.get("handover_id"),
+                usage=usage,
+            )
+        ],
+    }
+
+
+def refused_calls(agent: str, added: list[Any]) -> list[HandoverRecord]:
+    """A `refused` record for each handover call among `added` that the agent's own tool node
+    answered with an error (its arguments failed the transfer tool's schema: an unknown or own
+    target, a missing topic): the trail keeps every refused handover, wherever it was refused."""
+    calls = {c["id"]: c for m in added for c in getattr(m, "tool_calls", None) or []}
+    return [
+        refused_record(agent, call.get("args") or {}, str(m.content))
+        for m in added
+        if (call := calls.get(getattr(m, "tool_call_id", None))) is not None
+        and call["name"] == HANDOVER
+        and getattr(m, "status", "") == "error"
+    ]
+
+
+def return_hop(agent: str) -> str:
+    """A return in the turn trail."""
+    return f"{agent} -> {ORCHESTRATOR} (returned)"
+
+
+def handovers_in(trail: list[str]) -> int:
+    """How many of the turn's hops were handovers (returns are hops, not handovers)."""
+    return sum(1 for hop in trail if not hop.endswith("(returned)"))
+
+
+TRAIL_LINES = {
+    "handover": "- {time} handover {from_agent} -> {to_agent} on '{topic}' ({return_condition}, "
+    "{estimated_tokens} tokens): {reason}",
+    "return": "- {time} {from_agent} returned: {reason}",
+    "consult": "- {time} consult {from_agent} -> {to_agent} on '{topic}' ({estimated_tokens} "
+    "tokens): {reason}",
+    "refused": "- {time} refused {from_agent} -> {to_agent}: {error}",
+}
+"""How `describe_trail` shows each kind of record (any other kind as a refusal)."""
+
+
+def describe_trail(records: list[HandoverRecord], limit: int = 8) -> str:
+    """The last `limit` trail entries, one line each, for the orchestrator's prompt."""
+    lines = [
+        TRAIL_LINES.get(str(r["kind"]), TRAIL_LINES["refused"]).format_map({"error": "", **r})
+        for r in records[-limit:]
+    ]
+    return "\n".join(lines) or "(no handovers yet)"
+
+
+# --- the node -------------------------------------------------------------------------------
 
 
 def _profile_of(agent: str) -> str:
@@ -79,14 +229,14 @@ def tool_answer(call: dict[str, Any], content: str, message_id: str | None = Non
     )
 
 
-def loop_refusal(trail: list[str], target: str, caller: str, most: int) -> str:
-    """The ERROR for one handover too many in a user turn, naming the loop."""
-    path = ", ".join([*trail, f"{caller} -> {target} (refused)"])
-    return (
-        f"ERROR: handover loop refused: this user turn already made {handovers_in(trail)} "
-        f"handovers (max_handovers_per_turn={most}): {path}. Answer the user with what you "
-        "have instead of handing over again."
-    )
+def other_answers(pending: list[Any], call: Any, not_run: str) -> list[BaseMessage]:
+    """The answers to a reply's pending calls besides the chosen transfer `call`: another
+    transfer refused, any other call `not_run`."""
+    return [
+        tool_answer(c, transfer_refusal(c, call) if c["name"] in TRANSFERS else not_run)
+        for c in pending
+        if c is not call
+    ]
 
 
 def asked_at(messages: Sequence[BaseMessage]) -> datetime | None:
@@ -97,6 +247,44 @@ def asked_at(messages: Sequence[BaseMessage]) -> datetime | None:
         return datetime.fromisoformat(stamp) if isinstance(stamp, str) else None
     except ValueError:
         return None
+
+
+def graph_supplied(
+    state: HandoverState, ctx: HandoverContext
+) -> tuple[dict[str, Any], ThreadMemory]:
+    """What the graph gives a package itself: the arguments a model does not (recent turns,
+    project root, budgets), and the thread's memory (ledger and turns)."""
+    messages = state.get("messages", [])
+    supplied = {
+        "recent_turns": recent_turns(messages, ctx.include_recent_turns),
+        "project_root": ctx.project_root,
+        "max_context_tokens": ctx.max_context_tokens,
+        "include_recent_turns": ctx.include_recent_turns,
+    }
+    memory = thread_memory(
+        messages=messages,
+        ledger=state.get("ledger"),
+        mark=state.get("ledger_mark"),
+        recall=state.get("recall"),
+        include_recent_turns=ctx.include_recent_turns,
+    )
+    return supplied, memory
+
+
+def share_briefing(store: Any, outcome: HandoverOutcome, caller: str) -> None:
+    """Put a handover's briefing entry into the graph's store too (when it has one), for other
+    threads."""
+    package = outcome.package
+    if store is not None and outcome.when is not None:
+        put_briefing(
+            store,
+            specialist=package["specialist"],
+            topic=package["topic"],
+            handover_id=package["handover_id"],
+            markdown=outcome.entry,
+            created_at=outcome.when,
+            from_agent=caller,
+        )
 
 
 def check_handover(
@@ -138,8 +326,7 @@ def make_handover_node(profiles: ProfileRegistry, counter_for: CounterFor):  # t
             if record["kind"] == "handover":
                 get_stream_writer()(cost_event(record))  # one per handover (stream_mode="custom")
         added = update.get("messages") or []
-        last = added[-1] if added else None
-        flags = last.response_metadata if isinstance(last, AIMessage) else {}
+        flags = added[-1].response_metadata if added and isinstance(added[-1], AIMessage) else {}
         if flags.get(LOOP_STOPPED) or flags.get(TURN_ENDED):  # its answer ends the turn
             return Command(update=update, goto=END)
         return Command(update=update, goto=holder({**state, **update}, known))
@@ -163,115 +350,133 @@ def run_handover(
     call = chosen_transfer(pending)
     if call is None:
         return {}
-    answers: list[BaseMessage] = [
-        tool_answer(c, transfer_refusal(c, call) if c["name"] in TRANSFERS else NOT_RUN)
-        for c in pending
-        if c is not call
-    ]
+    answers = other_answers(pending, call, NOT_RUN)
+    if call["name"] == RETURN and caller == ORCHESTRATOR:
+        return {"messages": [tool_answer(call, NO_ONE_TO_RETURN_TO), *answers]}
     current: dict[str, Any] = dict(state.get("handover") or {})
     chain = list(current.get("chain") or []) if caller != ORCHESTRATOR else []
     depth = state.get("handover_depth", 0) if caller != ORCHESTRATOR else 0
     trail = list(state.get("turn_trail") or [])
     args = {k: v for k, v in (call.get("args") or {}).items() if k in MODEL_ARGUMENTS}
-    if call["name"] == RETURN and caller == ORCHESTRATOR:
-        return {"messages": [tool_answer(call, NO_ONE_TO_RETURN_TO), *answers]}
-    usage = _usage_of(state, current)
+    usage = state.get("hold_usage")  # the hold's usage, when it is the current handover's
+    if not (isinstance(usage, dict) and usage.get("handover_id") == current.get("handover_id")):
+        usage = None
     mark = state.get("ledger_mark")
-    turn = mark["turns"] if mark else 0
-    ended = {
-        "usage": usage,
-        "root": ctx.project_root,
-        "store": store,
+    made: dict[str, Any] = {  # how a handover's or a return's own ledger entries are made
+        "by": caller,
+        "turn": mark["turns"] if mark else 0,
         "ledger": state.get("ledger") or [],
-        "turn": turn,
         "counter": counter_for("", ctx),
     }
+
+    def hand_back(given: dict[str, Any]) -> dict[str, Any]:
+        """The caller hands back; its outcome (summary, decisions) is appended to its briefing."""
+        reason = str(given.get("summary") or given.get("handover_reason") or "handed back")
+        decisions, artifacts = (
+            [str(item) for item in given[name]] if isinstance(given.get(name), list) else []
+            for name in ("decisions", "artifacts")
+        )
+        write_outcome(
+            project_root=ctx.project_root,
+            handover=current,
+            how=call["name"],
+            summary=reason,
+            decisions=decisions,
+            artifacts=artifacts,
+            usage=usage,
+            store=store,
+        )
+        if decisions or artifacts:
+            entries = stated_entries(
+                decisions=decisions, artifacts=artifacts, source="return", **made
+            )
+        else:  # a terse hand-back: what its summary settles
+            entries = outcome_entries(reason, source="return", **made)
+        return {
+            **({"ledger": entries} if entries else {}),
+            "messages": [tool_answer(call, "Returned to the orchestrator."), *answers],
+            **return_update(caller, current, reason, usage),
+            "turn_trail": [*trail, return_hop(caller)],
+        }
+
     if call["name"] == RETURN:
-        return _return_to_orchestrator(
-            caller, call, call.get("args") or {}, current, answers, trail, ended
-        )
+        return hand_back(call.get("args") or {})
     target = args.get("specialist_profile")
-    refusal = check_handover(
-        caller=caller, target=target, chain=chain, depth=depth, max_depth=ctx.max_handover_depth
+    allowed = partial(
+        check_handover, caller=caller, chain=chain, depth=depth, max_depth=ctx.max_handover_depth
     )
+    refusal = allowed(target=target)
     if refusal is None and target == ORCHESTRATOR_PROFILE:
-        return _return_to_orchestrator(caller, call, args, current, answers, trail, ended)
-    if refusal is None and handovers_in(trail) >= ctx.max_handovers_per_turn:
-        return _stop_the_loop(
-            caller,
-            call,
-            answers,
-            loop_refusal(
-                trail, "" if target is None else str(target), caller, ctx.max_handovers_per_turn
-            ),
-            profiles,
+        return hand_back(args)
+    most = ctx.max_handovers_per_turn
+    if refusal is None and handovers_in(trail) >= most:  # the loop: refused, and the turn ends
+        path = ", ".join([*trail, f"{caller} -> {'' if target is None else target} (refused)"])
+        refusal = (
+            f"ERROR: handover loop refused: this user turn already made {handovers_in(trail)} "
+            f"handovers (max_handovers_per_turn={most}): {path}. Answer the user with what you "
+            "have instead of handing over again."
         )
-    supplied = {
-        "recent_turns": recent_turns(messages, ctx.include_recent_turns),
-        "project_root": ctx.project_root,
-        "max_context_tokens": ctx.max_context_tokens,
-        "include_recent_turns": ctx.include_recent_turns,
-    }
-    memory = thread_memory(
-        messages=messages,
-        ledger=state.get("ledger"),
-        mark=mark,
-        recall=state.get("recall"),
-        include_recent_turns=ctx.include_recent_turns,
-    )
+        answer = graph_reply(
+            caller,
+            profiles[_profile_of(caller)],
+            f"⚠️ I stopped handing this over: {refusal.removeprefix('ERROR: ')} "
+            "Tell me how you would like to go on, and I'll take it from here.",
+            LOOP_STOPPED,
+        )
+        record = trail_record(
+            "refused",
+            from_agent=caller,
+            to_agent=str(target or ""),
+            reason=str(args.get("handover_reason") or ""),
+            topic=str(args.get("topic") or ""),
+            error=refusal,
+        )
+        return {"messages": [tool_answer(call, refusal), *answers, answer], "handovers": [record]}
+    supplied, memory = graph_supplied(state, ctx)
 
     def counter(name: Any) -> TokenCounter:
         return counter_for(name if isinstance(name, str) and name in profiles else "", ctx)
 
-    def recalled(name: Any) -> list[str]:
-        """The target's "last time" lines: its newest outcomes in this project."""
-        name = name.strip() if isinstance(name, str) else name
-        if name not in profiles or name == ORCHESTRATOR_PROFILE:
-            return []
-        return last_time(
-            project_root=ctx.project_root, specialist=name, counter=counter(name), store=store
+    def options(target: Any) -> dict[str, Any]:
+        """`prepare_handover`'s options for a handover to `target`, with its "last time" lines
+        (its newest outcomes in this project)."""
+        name = target.strip() if isinstance(target, str) else target
+        recalled = (
+            last_time(
+                project_root=ctx.project_root, specialist=name, counter=counter(name), store=store
+            )
+            if name in profiles and name != ORCHESTRATOR_PROFILE
+            else []
         )
+        return {
+            "profiles": profiles,
+            "handover_id": call["id"],
+            "from_agent": caller,
+            "counter": counter(target),
+            "when": asked_at(messages),
+            "last_time": recalled,
+            "memory": memory,
+        }
+
+    def check(new_target: Any) -> str | None:
+        if new_target == ORCHESTRATOR_PROFILE:
+            return "ERROR: a reviewed handover cannot be turned into a return; reject it"
+        return allowed(target=new_target)
 
     outcome: HandoverOutcome | str
     if refusal is not None:
         outcome = refusal
     elif ctx.review_handovers:
-
-        def prepare(edited: dict[str, Any]) -> PreparedHandover | str:
-            return prepare_handover(
-                {**edited, **supplied},
-                profiles=profiles,
-                handover_id=call["id"],
-                from_agent=caller,
-                counter=counter(edited.get("specialist_profile")),
-                when=asked_at(messages),
-                last_time=recalled(edited.get("specialist_profile")),
-                memory=memory,
-            )
-
-        def check(new_target: Any) -> str | None:
-            if new_target == ORCHESTRATOR_PROFILE:
-                return "ERROR: a reviewed handover cannot be turned into a return; reject it"
-            return check_handover(
-                caller=caller,
-                target=new_target,
-                chain=chain,
-                depth=depth,
-                max_depth=ctx.max_handover_depth,
-            )
-
-        outcome = review_handover(args, prepare=prepare, check=check, from_agent=caller)
-    else:
-        outcome = perform_handover(
-            {**args, **supplied},
-            profiles=profiles,
-            handover_id=call["id"],
+        outcome = review_handover(
+            args,
+            prepare=lambda edited: prepare_handover(
+                {**edited, **supplied}, **options(edited.get("specialist_profile"))
+            ),
+            check=check,
             from_agent=caller,
-            counter=counter(target),
-            when=asked_at(messages),
-            last_time=recalled(target),
-            memory=memory,
         )
+    else:
+        outcome = perform_handover({**args, **supplied}, **options(target))
     if isinstance(outcome, ReviewSuperseded):  # the person moved on: say so, end the turn
         note = graph_reply(
             caller,
@@ -284,17 +489,7 @@ def run_handover(
     if isinstance(outcome, str):
         return {
             "messages": [tool_answer(call, outcome), *answers],
-            "handovers": [
-                trail_record(
-                    "refused",
-                    from_agent=caller,
-                    to_agent="" if target is None else str(target),
-                    reason=str(args.get("handover_reason") or ""),
-                    topic=str(args.get("topic") or ""),
-                    return_condition=str(args.get("return_condition") or ""),
-                    error=outcome,
-                )
-            ],
+            "handovers": [refused_record(caller, args, outcome)],
         }
     package = outcome.package
     specialist = package["specialist"]
@@ -308,112 +503,28 @@ def run_handover(
         "chain": [*chain, specialist],
         "anchor_id": anchor,
     }
-    stated = stated_entries(
-        decisions=package["decisions"],
-        artifacts=package["artifacts"],
-        source="handover",
-        by=caller,
-        turn=turn,
-        ledger=ended["ledger"],
-        counter=ended["counter"],
+    share_briefing(store, outcome, caller)
+    entries = stated_entries(
+        decisions=package["decisions"], artifacts=package["artifacts"], source="handover", **made
     )
-    if store is not None and outcome.when is not None:  # in the store too, for other threads
-        put_briefing(
-            store,
-            specialist=specialist,
-            topic=package["topic"],
-            handover_id=package["handover_id"],
-            markdown=outcome.entry,
-            created_at=outcome.when,
-            from_agent=caller,
-        )
     return {
-        **({"ledger": stated} if stated else {}),
+        **({"ledger": entries} if entries else {}),
         "messages": [tool_answer(call, outcome.to_line(ctx.project_root), anchor), *answers],
         "active_agent": specialist,
         "handover": new_handover,
         "handover_depth": depth + 1,
         "agent_turns": 0,
-        "turn_trail": [*trail, handover_hop(caller, specialist)],
+        "turn_trail": [*trail, f"{caller} -> {specialist}"],
         "handovers": [
-            trail_record(
+            package_record(
                 "handover",
-                from_agent=caller,
-                to_agent=specialist,
-                reason=package["reason"],
-                topic=package["topic"],
+                caller,
+                package,
+                full_history_tokens(messages, state.get("archived_tokens", 0), counter(specialist)),
                 return_condition=condition,
-                estimated_tokens=package["estimated_tokens"],
-                briefing_path=package["briefing_file"],
-                handover_id=package["handover_id"],
-                full_history_tokens=full_history_tokens(
-                    messages, state.get("archived_tokens", 0), counter(specialist)
-                ),
                 usage=usage if caller != ORCHESTRATOR else None,
-                **ledger_figures(package),
             )
         ],
-    }
-
-
-def _usage_of(state: HandoverState, current: dict[str, Any]) -> Any:
-    """The state's hold usage when it is the current handover's."""
-    usage = state.get("hold_usage")
-    ok = isinstance(usage, dict) and usage.get("handover_id") == current.get("handover_id")
-    return usage if ok else None
-
-
-NOT_RUN = "ERROR: not run: the same reply handed the conversation on."
-NO_ONE_TO_RETURN_TO = "ERROR: the orchestrator has no one to return to; answer the user."
-
-
-def _return_to_orchestrator(
-    caller: str,
-    call: dict,
-    args: dict,
-    current: dict,
-    answers: list,
-    trail: list[str],
-    ended: dict[str, Any],
-) -> dict[str, Any]:
-    """The caller hands back; its outcome (summary, decisions) is appended to its briefing."""
-    reason = str(args.get("summary") or args.get("handover_reason") or "handed back")
-    decisions, artifacts = args.get("decisions"), args.get("artifacts")
-    decisions = [str(d) for d in decisions] if isinstance(decisions, list) else []
-    artifacts = [str(a) for a in artifacts] if isinstance(artifacts, list) else []
-    write_outcome(
-        project_root=ended["root"],
-        handover=current,
-        how=f"{call['name']}",
-        summary=reason,
-        decisions=decisions,
-        artifacts=artifacts,
-        usage=ended["usage"],
-        store=ended["store"],
-    )
-    stated = stated_entries(
-        decisions=decisions,
-        artifacts=artifacts,
-        source="return",
-        by=caller,
-        turn=ended["turn"],
-        ledger=ended["ledger"],
-        counter=ended["counter"],
-    )
-    if not decisions and not artifacts:  # a terse hand-back: what its summary settles
-        stated = outcome_entries(
-            reason,
-            by=caller,
-            turn=ended["turn"],
-            ledger=ended["ledger"],
-            counter=ended["counter"],
-            source="return",
-        )
-    return {
-        **({"ledger": stated} if stated else {}),
-        "messages": [tool_answer(call, "Returned to the orchestrator."), *answers],
-        **return_update(caller, current, reason, ended["usage"]),
-        "turn_trail": [*trail, return_hop(caller)],
     }
 
 
@@ -422,39 +533,6 @@ def holder(state: Any, known: frozenset[str]) -> str:
     none is known, or when a specialist lacks its package (it could not work: start over)."""
     state = usable(state)
     agent = state.get("active_agent") or ORCHESTRATOR
-    handover: dict[str, Any] = dict(state.get("handover") or {})
-    if agent != ORCHESTRATOR and not handover.get("rendered"):
+    if agent != ORCHESTRATOR and not (state.get("handover") or {}).get("rendered"):
         return ORCHESTRATOR
     return agent if agent in known else ORCHESTRATOR
-
-
-LOOP_STOPPED = "handover_loop_stopped"
-"""Metadata flag of the answer that ends a turn whose handovers were looping."""
-TURN_ENDED = "handover_turn_ended"
-"""Metadata flag of the note that ends a turn whose handover a new message superseded."""
-
-
-def _stop_the_loop(
-    caller: str, call: dict, answers: list, refusal: str, profiles: ProfileRegistry
-) -> dict[str, Any]:
-    """Refuse the handover, and end the turn with an answer to the user from the caller."""
-    answer = graph_reply(
-        caller,
-        profiles[_profile_of(caller)],
-        f"⚠️ I stopped handing this over: {refusal.removeprefix('ERROR: ')} "
-        "Tell me how you would like to go on, and I'll take it from here.",
-        LOOP_STOPPED,
-    )
-    return {
-        "messages": [tool_answer(call, refusal), *answers, answer],
-        "handovers": [
-            trail_record(
-                "refused",
-                from_agent=caller,
-                to_agent=str(call.get("args", {}).get("specialist_profile") or ""),
-                reason=str(call.get("args", {}).get("handover_reason") or ""),
-                topic=str(call.get("args", {}).get("topic") or ""),
-                error=refusal,
-            )
-        ],
-    }

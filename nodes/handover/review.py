@@ -54,27 +54,37 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from langgraph.types import interrupt
 
-from ...state import token_counter
 from ...state.defaults import MAX_REVIEW_MESSAGE_TOKENS
 from ..redaction import redact
 from ..tools.names import CONSULT, HANDOVER
-from .arguments import MODEL_ARGUMENTS
-from .consult_arguments import ENTRY_FIELDS, SHARED, ConsultRequest
-from .tool import HandoverOutcome, PreparedHandover, commit_handover
+from .arguments import ENTRY_FIELDS, MODEL_ARGUMENTS, SHARED, ConsultRequest, capped
+from .handover_to_specialist import HandoverOutcome, PreparedHandover, commit_handover
 
 DECISIONS = ("approve", "edit", "reject")
 Prepare = Callable[[dict[str, Any]], PreparedHandover | str]
 Check = Callable[[Any], str | None]
+Decisions = list[tuple[str, dict[str, Any]]]
 
 HOW_TO_ANSWER = (
     "ERROR: resume with {'decisions': [{'type': 'approve'}]}, [{'type': 'edit', "
     "'edited_action': {'name': 'handover_to_specialist', 'args': {...}}}] or [{'type': "
     "'reject', 'message': '...'}]"
 )
+
+
+def _added(prepared: PreparedHandover) -> dict[str, Any]:
+    """What the graph added to a package (the ledger's lines, earlier turns), for a reviewer."""
+    package = prepared.package
+    return {
+        "ledger": list(package.get("ledger") or []),
+        "ledger_omitted": int(package.get("ledger_omitted") or 0),
+        "earlier_turns": list(package.get("earlier_turns") or []),
+    }
 
 
 def review_payload(
@@ -95,9 +105,7 @@ def review_payload(
         "max_context_tokens": package["max_context_tokens"],
         "warnings": prepared.warnings(),
         "from_agent": from_agent,
-        "ledger": list(package.get("ledger") or []),
-        "ledger_omitted": int(package.get("ledger_omitted") or 0),
-        "earlier_turns": list(package.get("earlier_turns") or []),
+        **_added(prepared),
     }
     if error:
         payload["error"] = error
@@ -146,18 +154,23 @@ def added_lines(shown: dict[str, Any]) -> list[str]:
     return lines
 
 
-def reviewer_text(message: Any) -> str:
-    """A reviewer's message as the caller reads it: text (a lone surrogate replaced), one line,
-    secrets redacted, at most `MAX_REVIEW_MESSAGE_TOKENS` (cut with a visible marker)."""
+def reviewer_reason(message: Any) -> str:
+    """A reviewer's reject message as the caller reads it: text (a lone surrogate replaced), one
+    line, secrets redacted, at most `MAX_REVIEW_MESSAGE_TOKENS` (cut with a visible marker),
+    ending with a full stop ("no reason given." when there is none)."""
     text = message if isinstance(message, str) else "" if message is None else str(message)
     text = text[: MAX_REVIEW_MESSAGE_TOKENS * 16]  # far over the cap: no need to count it all
     text = " ".join(text.encode("utf-8", "replace").decode("utf-8").split())
-    counter = token_counter()
-    if counter.exceeds(text, MAX_REVIEW_MESSAGE_TOKENS):
-        text = counter.prefix(text, MAX_REVIEW_MESSAGE_TOKENS).rstrip() + (
-            f" … [cut at {MAX_REVIEW_MESSAGE_TOKENS} tokens]"
-        )
-    return redact(text).text
+    reason = redact(capped(text, MAX_REVIEW_MESSAGE_TOKENS)).text or "no reason given"
+    return reason if reason[-1] in ".!?" else f"{reason}."
+
+
+def _uneditable(fields: dict[str, Any], editable: Sequence[str]) -> str | None:
+    """The `ERROR:` of an edit that names fields a reviewer cannot edit, or None."""
+    unknown = sorted(set(fields) - set(editable))
+    if not unknown:
+        return None
+    return f"ERROR: cannot edit {', '.join(unknown)}; editable fields: {', '.join(editable)}"
 
 
 class ReviewSuperseded(str):
@@ -165,9 +178,7 @@ class ReviewSuperseded(str):
     ends with the caller saying so, and the new message is answered."""
 
 
-def review_decisions(
-    answer: Any, *, count: int, name: str, how: str
-) -> list[tuple[str, dict[str, Any]]] | str:
+def review_decisions(answer: Any, *, count: int, name: str, how: str) -> Decisions | str:
     """The decisions of a resume value in LangChain's human-in-the-loop format, one per action
     request (`count` of them, for the tool `name`): (approve | edit | reject | superseded,
     the edit's args or the reject message) each, or the error to show the reviewer (`how`
@@ -178,7 +189,7 @@ def review_decisions(
     if not isinstance(decisions, list) or len(decisions) != count:
         plural = "decision" if count == 1 else "decisions"
         return f"{how} ({count} {plural} for {count} action request{'s' * (count != 1)}); got {answer!r:.120}"
-    found: list[tuple[str, dict[str, Any]]] = []
+    found: Decisions = []
     for i, decision in enumerate(decisions, 1):
         kind = decision.get("type") if isinstance(decision, dict) else None
         if kind == "approve":
@@ -198,6 +209,23 @@ def review_decisions(
     return found
 
 
+def _decided(
+    payload: Callable[[str | None], dict[str, Any]],
+    error: str | None,
+    *,
+    count: int,
+    name: str,
+    how: str,
+) -> Decisions:
+    """Pause with `payload(error)` until the answer reads as `count` decisions (an answer that
+    does not comes back to the reviewer as the error)."""
+    while True:
+        decisions = review_decisions(interrupt(payload(error)), count=count, name=name, how=how)
+        if not isinstance(decisions, str):
+            return decisions
+        error = decisions
+
+
 def review_handover(
     args: dict[str, Any], *, prepare: Prepare, check: Check, from_agent: str
 ) -> HandoverOutcome | str:
@@ -209,47 +237,29 @@ def review_handover(
     prepared = prepare(args)
     if isinstance(prepared, str):
         return prepared  # the model's own arguments do not validate: nothing to review
+    payload = partial(review_payload, prepared, from_agent)
     error: str | None = None
     while True:
-        decisions = review_decisions(
-            interrupt(review_payload(prepared, from_agent, error)),
-            count=1,
-            name=HANDOVER,
-            how=HOW_TO_ANSWER,
-        )
-        error = None
-        if isinstance(decisions, str):
-            error = decisions
-            continue
-        ((kind, fields),) = decisions
+        ((kind, fields),) = _decided(payload, error, count=1, name=HANDOVER, how=HOW_TO_ANSWER)
         if kind == "superseded":
             return ReviewSuperseded(
                 f"ERROR: the handover to {args.get('specialist_profile')} was not reviewed: a "
                 "new message came first, so it was not carried out."
             )
         if kind == "reject":
-            reason = reviewer_text(fields.get("message")) or "no reason given"
-            reason += "" if reason[-1] in ".!?" else "."
             return (
                 f"ERROR: the handover to {args.get('specialist_profile')} was rejected by the "
-                f"reviewer: {reason} Carry on without it, or propose something else."
+                f"reviewer: {reviewer_reason(fields.get('message'))} Carry on without it, or "
+                "propose something else."
             )
         if kind == "approve":
             return commit_handover(prepared)
-        unknown = sorted(set(fields) - set(MODEL_ARGUMENTS))
-        if unknown:
-            error = (
-                f"ERROR: cannot edit {', '.join(unknown)}; editable fields: "
-                f"{', '.join(MODEL_ARGUMENTS)}"
-            )
-            continue
         edited = {**args, **fields}
-        refusal = check(edited.get("specialist_profile"))
-        candidate = prepare(edited) if refusal is None else refusal
-        if isinstance(candidate, str):
-            error = candidate  # not applied: the package as it stood, with the error
-        else:
+        problem = _uneditable(fields, MODEL_ARGUMENTS) or check(edited.get("specialist_profile"))
+        candidate = prepare(edited) if problem is None else problem
+        if not isinstance(candidate, str):
             return commit_handover(candidate)
+        error = candidate  # not applied: the package as it stood, with the error
 
 
 # --- a consult: one action request per entry ----------------------------------------------
@@ -284,7 +294,7 @@ class ConsultSuperseded(Exception):
 
 
 def consult_review_payload(
-    items: Sequence[Reviewable], *, from_agent: str, error: str | None = None
+    items: Sequence[Reviewable], from_agent: str, error: str | None = None
 ) -> dict[str, Any]:
     """What the reviewer sees: each entry's package figures, and the same as action requests."""
     consults = [
@@ -296,9 +306,7 @@ def consult_review_payload(
             "estimated_tokens": item.prepared.package["estimated_tokens"],
             "max_context_tokens": item.prepared.package["max_context_tokens"],
             "warnings": item.prepared.warnings(),
-            "ledger": list(item.prepared.package.get("ledger") or []),
-            "ledger_omitted": int(item.prepared.package.get("ledger_omitted") or 0),
-            "earlier_turns": list(item.prepared.package.get("earlier_turns") or []),
+            **_added(item.prepared),
         }
         for item in items
     ]
@@ -335,25 +343,6 @@ def describe_entry(shown: dict[str, Any], *, from_agent: str) -> str:
     return "\n".join([*lines, *added_lines(shown)])
 
 
-def _decisions(answer: Any, count: int) -> list[tuple[str, dict[str, Any]]] | str:
-    """(approve | edit | reject, the edit's args or the reject message) per entry, or the
-    error to show the reviewer."""
-    found = review_decisions(answer, count=count, name=CONSULT, how=CONSULT_HOW_TO_ANSWER)
-    if not isinstance(found, str) and found and found[0][0] == "superseded":
-        raise ConsultSuperseded
-    return found
-
-
-def rejected(specialist: str, *, message: Any) -> str:
-    """The `ERROR:` line of an entry the reviewer rejected, with their message."""
-    reason = reviewer_text(message) or "no reason given"
-    reason += "" if reason[-1] in ".!?" else "."
-    return (
-        f"ERROR: consulting {specialist} was rejected by the reviewer: {reason} Go on without "
-        "this answer."
-    )
-
-
 def review_consult(
     items: list[Reviewable], *, prepare: PrepareEntry, check: CheckEntry, from_agent: str
 ) -> list[PreparedHandover | str]:
@@ -362,37 +351,33 @@ def review_consult(
     Raises `ConsultSuperseded` when a new message came first. An edit that does not validate
     is not applied: the reviewer sees the error with the entries as they stood.
     """
+    payload = partial(consult_review_payload, items, from_agent)
     error: str | None = None
     while True:
-        decisions = _decisions(
-            interrupt(consult_review_payload(items, from_agent=from_agent, error=error)), len(items)
+        decisions = _decided(
+            payload, error, count=len(items), name=CONSULT, how=CONSULT_HOW_TO_ANSWER
         )
-        error = None
-        if isinstance(decisions, str):
-            error = decisions
-            continue
+        if any(kind == "superseded" for kind, _ in decisions):
+            raise ConsultSuperseded
         outcomes: list[PreparedHandover | str] = []
         profiles = [item.entry.specialist_profile for item in items]
         for i, (item, (kind, fields)) in enumerate(zip(items, decisions, strict=True)):
             if kind == "approve":
                 outcomes.append(item.prepared)
             elif kind == "reject":
-                outcomes.append(rejected(profiles[i], message=fields.get("message")))
+                outcomes.append(
+                    f"ERROR: consulting {profiles[i]} was rejected by the reviewer: "
+                    f"{reviewer_reason(fields.get('message'))} Go on without this answer."
+                )
             else:
-                unknown = sorted(set(fields) - set(EDITABLE))
                 edited = {**item.args, **fields}
                 others = profiles[:i] + profiles[i + 1 :]
-                problem = (
-                    f"ERROR: cannot edit {', '.join(unknown)}; editable fields: "
-                    f"{', '.join(EDITABLE)}"
-                    if unknown
-                    else check(item.entry, edited, others)
-                )
+                problem = _uneditable(fields, EDITABLE) or check(item.entry, edited, others)
                 candidate = prepare(item.entry, edited) if problem is None else problem
                 if isinstance(candidate, str):
                     error = f"entry {item.entry.index} ({profiles[i]}): {candidate}"
                     break
                 profiles[i] = candidate.package["specialist"]
                 outcomes.append(candidate)
-        if error is None:
+        else:
             return outcomes

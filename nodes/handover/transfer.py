@@ -42,8 +42,7 @@ from ...state.langgraph_internals import command_of
 from ...state.validation import error_line
 from ..tools.agent_tools import member_of, read_own_briefing, request_full_history
 from ..tools.names import CONSULT, HANDOVER, RETURN
-from .arguments import transfer_arguments
-from .consult_arguments import consult_arguments_schema
+from .arguments import consult_arguments_schema, transfer_arguments
 
 TRANSFERS = (HANDOVER, RETURN, CONSULT)
 TRANSFER_KEY = "specialist_handover_transfer"
@@ -63,10 +62,9 @@ ALONE = (
 def chosen_transfer(calls: Sequence[Any]) -> Any | None:
     """The transfer call a reply carries out: a return before handovers, a handover before a
     consult, else the first of its kind."""
-    returns = [c for c in calls if c.get("name") == RETURN]
-    handovers = [c for c in calls if c.get("name") == HANDOVER]
-    consults = [c for c in calls if c.get("name") == CONSULT]
-    return (returns or handovers or consults or [None])[0]
+    return next(
+        (c for name in (RETURN, HANDOVER, CONSULT) for c in calls if c.get("name") == name), None
+    )
 
 
 def transfer_refusal(call: Any, chosen: Any) -> str:
@@ -83,37 +81,35 @@ def transfer_refusal(call: Any, chosen: Any) -> str:
     return "ERROR: only one handover per turn; this call was not carried out."
 
 
-def _reply_of(messages: Sequence[BaseMessage], call_id: str | None) -> AIMessage | None:
-    """The assistant message that made this call."""
-    for message in reversed(messages):
-        if isinstance(message, AIMessage) and any(
-            c.get("id") == call_id for c in message.tool_calls
-        ):
-            return message
-    return None
-
-
 def transfer(runtime: ToolRuntime[Any], name: str) -> Command[Any] | ToolMessage:
     """End the agent's run and hand its messages to its node, or refuse with an `ERROR:`."""
     messages = list((runtime.state or {}).get("messages") or [])
-    reply = _reply_of(messages, runtime.tool_call_id)
+    reply = next(  # the assistant message that made this call
+        (
+            m
+            for m in reversed(messages)
+            if isinstance(m, AIMessage)
+            and any(c.get("id") == runtime.tool_call_id for c in m.tool_calls)
+        ),
+        None,
+    )
+    member = member_of(runtime)
 
     def refuse(content: str) -> ToolMessage:
         return ToolMessage(
             content=content, tool_call_id=runtime.tool_call_id or "", name=name, status="error"
         )
 
-    if member_of(runtime) is None or reply is None:
+    if member is None or reply is None:
         return refuse(f"ERROR: {name} works inside the handover graph only.")
-    if member_of(runtime).consult:  # type: ignore[union-attr]
+    if member.consult:
         return refuse(IN_A_CONSULT.format(name=name))
     if any(c["name"] not in TRANSFERS for c in reply.tool_calls):
         return refuse(ALONE.format(name=name))
     chosen = chosen_transfer(reply.tool_calls)
     if chosen is None or chosen.get("id") != runtime.tool_call_id:
         return refuse(transfer_refusal({"name": name}, chosen or {}))
-    member = member_of(runtime)
-    added = [m for m in messages if m.id not in member.view_ids] if member else messages
+    added = [m for m in messages if m.id not in member.view_ids]
     return Command(graph=Command.PARENT, update={TRANSFER_KEY: added})
 
 
