@@ -26,7 +26,7 @@ from langchain_core.messages import AIMessage, HumanMessage  # noqa: E402
 from langchain_core.outputs import ChatGeneration, ChatResult  # noqa: E402
 
 from specialist_handover.graph import build_graph  # noqa: E402
-from specialist_handover.graph.session import sqlite_checkpointer  # noqa: E402
+from specialist_handover.graph.checkpointers import sqlite_checkpointer  # noqa: E402
 from specialist_handover.nodes.models.offline import OfflineChatModel  # noqa: E402
 from specialist_handover.state import HandoverContext, TokenCounter  # noqa: E402
 

@@ -59,7 +59,8 @@ def one_process(warm: bool) -> dict[str, float]:
     started = time.perf_counter()
     import specialist_handover  # noqa: F401
     from specialist_handover import build_graph
-    from specialist_handover.graph.session import run_turn, sqlite_checkpointer
+    from specialist_handover.graph.checkpointers import sqlite_checkpointer
+    from specialist_handover.graph.turns import run_turn
 
     figures = {"import_ms": (time.perf_counter() - started) * 1000}
     with tempfile.TemporaryDirectory() as tmp:

@@ -16,13 +16,13 @@ import tempfile
 from pathlib import Path
 
 from specialist_handover.graph import build_graph
-from specialist_handover.graph.session import (
+from specialist_handover.graph.checkpointers import (
     CheckpointerError,
     close_checkpointer,
     describe_checkpointer,
     open_checkpointer,
-    run_turn,
 )
+from specialist_handover.graph.turns import run_turn
 from specialist_handover.state import HandoverContext
 
 

@@ -19,7 +19,7 @@ from ..nodes.agents.profile_agent import build_profile_agent
 from ..nodes.agents.remote import build_remote_agent
 from ..nodes.handover.consult import ANSWERS_NODE, make_answers_node, make_consult_node
 from ..nodes.handover.consult_message import ConsultTask
-from ..nodes.handover.node import make_handover_node
+from ..nodes.handover.node import holder, make_handover_node
 from ..nodes.handover.transfer import handover_tools
 from ..nodes.models.resolve import ModelChoice
 from ..nodes.tools.async_only import sync_capable
@@ -35,8 +35,7 @@ from ..specialists import (
 )
 from ..state import ORCHESTRATOR, HandoverContext, HandoverState, InputState, OutputState
 from ..state.schema import CONSULT_NODE, CONSULTANT_NODE, HANDOVER_NODE
-from .compiled import RECURSION_LIMIT, HandoverGraph
-from .routing import make_route_by_active_agent
+from .handover_graph import RECURSION_LIMIT, HandoverGraph
 
 ToolsSpec = Mapping[str, Sequence[BaseTool]] | None
 AgentsSpec = Mapping[str, Pregel] | None
@@ -150,7 +149,13 @@ def build_graph(
     builder.add_node(ANSWERS_NODE, make_answers_node())
     builder.add_edge(CONSULTANT_NODE, ANSWERS_NODE)
     builder.add_edge(ANSWERS_NODE, ORCHESTRATOR)
-    route_by_active_agent = make_route_by_active_agent(members)
+    known = frozenset(members)
+
+    def route_by_active_agent(state: HandoverState) -> str:
+        """The one conditional edge: a run starts at whoever holds the conversation (every
+        other hop is decided by the node that knows it, with `Command(goto=...)`)."""
+        return holder(state, known)
+
     builder.add_conditional_edges(START, route_by_active_agent, members)
     compiled = builder.compile(checkpointer=checkpointer, store=store, name="orchestrator")
     return HandoverGraph.wrap(compiled, models, warmers).with_config(
@@ -235,10 +240,6 @@ def agent_tools(
     """A built-in agent's tools: those every agent of the graph gets (`handover_tools`), its
     profile's tool sets, the user's."""
     profile: Profile = registry[name]
-
-    def counter_for(ctx: HandoverContext):  # type: ignore[no-untyped-def]
-        return models.counter_for(name, ctx)
-
     found = handover_tools(name, registry)
     for tool_set in profile.tools:
         if tool_set not in TOOL_SETS:
@@ -247,7 +248,7 @@ def agent_tools(
                 f"{where}: tools: unknown tool set {tool_set!r}; known tool sets: "
                 f"{', '.join(sorted(TOOL_SETS))}"
             )
-        found += TOOL_SETS[tool_set](counter_for)
+        found += TOOL_SETS[tool_set](lambda ctx: models.counter_for(name, ctx))
     seen = {t.name for t in found}
     for item in extra:
         if item.name in GRAPH_TOOLS or item.name in seen:

@@ -32,25 +32,21 @@ import uuid
 from collections.abc import Sequence
 from typing import TextIO
 
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, HumanMessage
 
-from ..nodes.models.resolve import model_from_string
 from ..specialists import ORCHESTRATOR_PROFILE, ProfileFileError, ProfileRegistry, resolve_profiles
 from ..state import ORCHESTRATOR, HandoverContext, InputError
 from .builder import build_graph
-from .runs import RunJournal
-from .session import (
+from .checkpointers import (
     CheckpointerError,
     CheckpointerSpecError,
-    ReviewPending,
     close_checkpointer,
     describe_checkpointer,
-    has_unfinished_step,
     is_postgres_url,
     open_checkpointer,
-    thread_config,
-    thread_status,
 )
+from .handover_graph import model_problem
+from .runs import RunJournal
 from .terminal import (
     Printer,
     Prompter,
@@ -72,6 +68,7 @@ from .terminal.chat import (
     take_turn,
 )
 from .terminal.review import EDIT_HELP
+from .turns import ReviewPending, has_unfinished_step, thread_config, thread_status
 
 __all__ = ["Printer", "failure_advice", "label_of", "main"]
 
@@ -99,22 +96,20 @@ DEEP_FULL_HISTORY_CAP = 3000
 
 def seed_long_conversation(graph, thread: str, messages: int) -> None:  # type: ignore[no-untyped-def]
     """Give a demo thread a long earlier conversation with the orchestrator."""
-    from langchain_core.messages import BaseMessage, HumanMessage
-
-    seeded: list[BaseMessage] = []
-    for i in range(messages // 2):
-        seeded.append(
+    seeded = [
+        message
+        for i in range(messages // 2)
+        for message in (
             HumanMessage(
                 f"Earlier note {i}: the billing service must handle {100 + i} invoices a minute; "
                 f"we decided to keep invoice ids stable (see docs/billing-{i % 7}.md)."
-            )
-        )
-        seeded.append(
+            ),
             AIMessage(
                 f"Noted point {i}: throughput target {100 + i}/min and stable invoice ids.",
                 name=ORCHESTRATOR,
-            )
+            ),
         )
+    ]
     graph.update_state(thread_config(thread), {"messages": seeded}, as_node=ORCHESTRATOR)
 
 
@@ -156,41 +151,99 @@ def package_version() -> str:
         return NOT_INSTALLED
 
 
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "chat": (
+        "thread common review",
+        "interactive conversation",
+        "An interactive conversation: replies stream under the speaker's marker; line editing "
+        "and a history per project (<root>/.a0proj/chat_history). Type 'trail' for the "
+        "handovers, 'resume' to finish a turn that failed, 'exit' or Ctrl-D to leave. Ctrl-C "
+        "stops a reply (the rest of its turn runs before your next message) or clears the line "
+        "you are typing.",
+    ),
+    "run": (
+        "thread common review",
+        "send one message (scriptable)",
+        "Send one message on a thread and print the turn as it happens; a turn a failure or "
+        "crash left unfinished on the thread is finished first, and running the same command "
+        "again never sends the message twice. Exits 3 when a handover is left waiting for your "
+        "review.",
+    ),
+    "demo": (
+        "common",
+        "a scripted conversation on the offline model",
+        "Play a scripted conversation on the built-in offline model (no key, no network): a "
+        "handover, the specialist's turns, a return to the orchestrator, then the thread's trail.",
+    ),
+    "trail": (
+        "thread common",
+        "print a thread's handovers",
+        "Print a thread's handovers, returns and refusals in order, with each package's token "
+        "count and briefing file, then who holds the thread. Exits 1 when the thread has no "
+        "conversation yet.",
+    ),
+    "transcript": (
+        "thread common",
+        "print a thread's whole conversation",
+        "Print a thread's whole conversation, oldest first: the archived turns (the graph state "
+        "keeps the newest 200 or so messages) and the recent ones. Exits 1 when the thread has "
+        "no conversation yet.",
+    ),
+    "stats": (
+        "thread common",
+        "sum what a thread's handovers cost and saved",
+        "Sum a thread's handovers: tokens their packages sent against what the full history "
+        "would have cost at each one, and the specialists' model calls and tokens (from the "
+        "models' usage metadata) while they held the conversation. Exits 1 when the thread has "
+        "no conversation yet.",
+    ),
+    "resume": (
+        "thread common review",
+        "finish a turn a failure or crash left unfinished",
+        "Finish the turn a failure, a crash or Ctrl-C left unfinished on a thread, without "
+        "sending anything new (with --review, answer a handover waiting for review first). "
+        "Exits 3 when a handover is left waiting for your review.",
+    ),
+    "profiles": (
+        "common",
+        "list the specialists of this build",
+        "List the profiles of this build, the built-in specialists plus those of --profiles "
+        "DIR, with each one's marker, tools, source file and one-line description.",
+    ),
+}
+"""Each subcommand: its option groups (parents, in order), its line in `--help`, its description."""
+
+
 def _parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
         "--project-root",
-        default=None,
         help="absolute project folder (default: HANDOVER_PROJECT_ROOT or the working directory)",
     )
-    common.add_argument("--model", default=None, help="'offline' or an init_chat_model string")
+    common.add_argument("--model", help="'offline' or an init_chat_model string")
     store = common.add_mutually_exclusive_group()
     store.add_argument(
         "--checkpointer",
-        default=None,
         metavar="PATH_OR_URL",
         help="where checkpoints go: a SQLite file path or a postgresql://user:password@host:port/"
         "dbname URL (default: HANDOVER_CHECKPOINTER, else <root>/.a0proj/checkpoints.sqlite)",
     )
     store.add_argument(
         "--db",
-        default=None,
         help="SQLite checkpoint file, the same as --checkpointer PATH "
         "(default: <root>/.a0proj/checkpoints.sqlite)",
     )
     common.add_argument(
         "--profiles",
-        default=None,
         metavar="DIR",
         help="a folder of profile files added to the built-in specialists "
         "(default: HANDOVER_PROFILES)",
     )
     thread = argparse.ArgumentParser(add_help=False)
-    thread.add_argument(
-        "--thread", default=None, help=f"conversation thread id (default: {DEFAULT_THREAD})"
-    )
+    thread.add_argument("--thread", help=f"conversation thread id (default: {DEFAULT_THREAD})")
     review = argparse.ArgumentParser(add_help=False)
     review.add_argument("--review", action="store_true", help=REVIEW_HELP)
+    groups = {"common": common, "thread": thread, "review": review}
     parser = argparse.ArgumentParser(
         prog="handover",
         description="Talk to an orchestrator that hands over to specialists.",
@@ -200,92 +253,31 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser(
-        "chat",
-        parents=[thread, common, review],
-        help="interactive conversation",
-        description="An interactive conversation: replies stream under the speaker's marker; "
-        "line editing and a history per project (<root>/.a0proj/chat_history). Type 'trail' "
-        "for the handovers, 'resume' to finish a turn that failed, 'exit' or Ctrl-D to leave. "
-        "Ctrl-C stops a reply (the rest of its turn runs before your next message) or clears "
-        "the line you are typing.",
+    commands = {
+        name: sub.add_parser(
+            name,
+            parents=[groups[group] for group in parents.split()],
+            help=summary,
+            description=description,
+            epilog=EXIT_STATUS if name in ("run", "resume") else None,
+        )
+        for name, (parents, summary, description) in COMMANDS.items()
+    }
+    commands["run"].add_argument("message", help="the user message")
+    commands["demo"].add_argument(
+        "--thread", help="conversation thread id (default: demo-<random>, a new thread each time)"
     )
-    run = sub.add_parser(
-        "run",
-        parents=[thread, common, review],
-        help="send one message (scriptable)",
-        description="Send one message on a thread and print the turn as it happens; a turn a "
-        "failure or crash left unfinished on the thread is finished first, and running the "
-        "same command again never sends the message twice. Exits 3 when a handover is left "
-        "waiting for your review.",
-        epilog=EXIT_STATUS,
-    )
-    run.add_argument("message", help="the user message")
-    demo = sub.add_parser(
-        "demo",
-        parents=[common],
-        help="a scripted conversation on the offline model",
-        description="Play a scripted conversation on the built-in offline model (no key, no "
-        "network): a handover, the specialist's turns, a return to the orchestrator, then the "
-        "thread's trail.",
-    )
-    demo.add_argument(
-        "--thread",
-        default=None,
-        help="conversation thread id (default: demo-<random>, a new thread each time)",
-    )
-    demo.add_argument(
+    commands["demo"].add_argument(
         "--scenario",
         choices=("basic", "deep"),
         default="basic",
         help="basic: handover, specialist turns, return; deep: a 1,000-message history, "
         "request_full_history (capped and compacted), a chain of two specialists, a return",
     )
-    sub.add_parser(
-        "trail",
-        parents=[thread, common],
-        help="print a thread's handovers",
-        description="Print a thread's handovers, returns and refusals in order, with each "
-        "package's token count and briefing file, then who holds the thread. Exits 1 when the "
-        "thread has no conversation yet.",
-    )
-    transcript = sub.add_parser(
-        "transcript",
-        parents=[thread, common],
-        help="print a thread's whole conversation",
-        description="Print a thread's whole conversation, oldest first: the archived turns (the "
-        "graph state keeps the newest 200 or so messages) and the recent ones. Exits 1 when "
-        "the thread has no conversation yet.",
-    )
-    transcript.add_argument(
+    commands["transcript"].add_argument(
         "--json", action="store_true", help="LangChain's message dicts, as a JSON list"
     )
-    stats = sub.add_parser(
-        "stats",
-        parents=[thread, common],
-        help="sum what a thread's handovers cost and saved",
-        description="Sum a thread's handovers: tokens their packages sent against what the "
-        "full history would have cost at each one, and the specialists' model calls and "
-        "tokens (from the models' usage metadata) while they held the conversation. Exits 1 "
-        "when the thread has no conversation yet.",
-    )
-    stats.add_argument("--json", action="store_true", help="the sums as a JSON object")
-    sub.add_parser(
-        "resume",
-        parents=[thread, common, review],
-        help="finish a turn a failure or crash left unfinished",
-        description="Finish the turn a failure, a crash or Ctrl-C left unfinished on a thread, "
-        "without sending anything new (with --review, answer a handover waiting for review "
-        "first). Exits 3 when a handover is left waiting for your review.",
-        epilog=EXIT_STATUS,
-    )
-    sub.add_parser(
-        "profiles",
-        parents=[common],
-        help="list the specialists of this build",
-        description="List the profiles of this build, the built-in specialists plus those of "
-        "--profiles DIR, with each one's marker, tools, source file and one-line description.",
-    )
+    commands["stats"].add_argument("--json", action="store_true", help="the sums as a JSON object")
     return parser
 
 
@@ -318,51 +310,45 @@ def _model_banner(ctx: HandoverContext) -> str:
     return f"Model: {ctx.model}"
 
 
+def _fail(text: str, code: int = 2, printer: Printer | None = None) -> int:
+    """Print `text` on stderr (the printer idle first) and return the exit code `code`."""
+    if printer is not None:
+        printer.idle()
+    print(text, file=sys.stderr)
+    return code
+
+
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int:
     """Entry point of the `handover` command; returns the exit code."""
     out = out or sys.stdout
-    parser = _parser()
     try:
-        args = parser.parse_args(argv)
+        args = _parser().parse_args(argv)
     except SystemExit as exc:
         return int(exc.code or 0)
     try:
         ctx = _context(args)
     except ValueError as exc:
-        print(f"handover: error: {exc}", file=sys.stderr)
-        return 2
+        return _fail(f"handover: error: {exc}")
     try:
         profiles = resolve_profiles(args.profiles or os.environ.get("HANDOVER_PROFILES") or None)
     except (ProfileFileError, OSError) as exc:
-        print(f"handover: error: {exc}", file=sys.stderr)
-        return 2
+        return _fail(f"handover: error: {exc}")
     if args.command == "profiles":
         return _print_profiles(profiles, out)
     if args.command not in ("trail", "transcript", "stats"):
-        try:  # the provider must resolve and have its key before a message is stored
-            model_from_string(ctx.model, profiles=profiles)
-        except Exception as exc:  # noqa: BLE001 - any reason the model cannot be made
-            print(
-                f"handover: error: the model {ctx.model!r} cannot be used: "
-                f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
-                file=sys.stderr,
-            )
-            return 2
+        # the provider must resolve and have its key before a message is stored
+        if problem := model_problem(ctx.model, profiles):
+            return _fail(f"handover: error: the model {ctx.model!r} cannot be used: {problem}")
     if not os.path.isdir(ctx.project_root):
-        print(
-            f"handover: error: project root {ctx.project_root!r} is not a folder", file=sys.stderr
-        )
-        return 2
+        return _fail(f"handover: error: project root {ctx.project_root!r} is not a folder")
     spec = checkpointer_spec(args)
     where = describe_checkpointer(spec, project_root=ctx.project_root)
     try:
         checkpointer = open_checkpointer(spec, project_root=ctx.project_root)
     except (OSError, ValueError, CheckpointerError, sqlite3.Error) as exc:
         if is_postgres_url(spec) or isinstance(exc, (CheckpointerSpecError, CheckpointerError)):
-            print(f"handover: error: {exc}", file=sys.stderr)  # names the value, no password
-        else:
-            print(f"handover: error: cannot open checkpoint file {where}: {exc}", file=sys.stderr)
-        return 2
+            return _fail(f"handover: error: {exc}")  # names the value, no password
+        return _fail(f"handover: error: cannot open checkpoint file {where}: {exc}")
     try:
         return _main_with(args, ctx, profiles, checkpointer, where, out)
     finally:
@@ -379,9 +365,8 @@ def _main_with(  # type: ignore[no-untyped-def]
 ) -> int:
     try:
         graph = build_graph(checkpointer=checkpointer, profiles=profiles)
-    except (ProfileFileError, ValueError) as exc:
-        print(f"handover: error: {exc}", file=sys.stderr)
-        return 2
+    except ValueError as exc:  # a ProfileFileError too
+        return _fail(f"handover: error: {exc}")
     if args.command in ("chat", "run", "demo"):
         graph.warm_up(ctx)  # the offline router's indexes: before the first turn, not in it
     printer = Printer(out, profiles)
@@ -403,36 +388,29 @@ def _main_with(  # type: ignore[no-untyped-def]
             _say_who_holds(graph, thread, printer)
         _run_command(args, graph, thread, ctx, printer, stop)
     except (KeyboardInterrupt, TurnStopped):
-        printer.idle()
         printer.say("\ninterrupted; the conversation is saved and continues on the next run")
         return 130
     except ReviewWaiting:
-        printer.idle()
-        print(
+        return _fail(
             f"handover: a handover on thread {thread!r} waits for your review, so the turn is "
             f"not finished (exit {EXIT_REVIEW_WAITING}). Answer it with `handover resume "
             f"--review --thread {thread}` (or `handover chat --review --thread {thread}`).",
-            file=sys.stderr,
+            EXIT_REVIEW_WAITING,
+            printer,
         )
-        return EXIT_REVIEW_WAITING
     except InputError as exc:  # refused before anything was stored
-        printer.idle()
-        print(f"handover: error: {exc}", file=sys.stderr)
-        return 2
+        return _fail(f"handover: error: {exc}", 2, printer)
     except ReviewPending:  # refused before anything was stored
-        printer.idle()
-        print(
+        return _fail(
             f"handover: error: a handover on thread {thread!r} waits for your review; answer "
             f"it first with --review (`handover run --review ... --thread {thread}`, "
             f"`handover chat --review --thread {thread}` or `handover resume --review --thread "
             f"{thread}`). Your message was not stored.",
-            file=sys.stderr,
+            2,
+            printer,
         )
-        return 2
     except Exception as exc:  # a model or network failure: a message, not a traceback
-        printer.idle()
-        print(failure_advice(graph, thread, exc), file=sys.stderr)
-        return 1
+        return _fail(failure_advice(graph, thread, exc), 1, printer)
     finally:
         printer.idle()
     return 0
@@ -443,14 +421,12 @@ def _say_who_holds(graph, thread: str, printer: Printer) -> None:  # type: ignor
     status = thread_status(graph, thread)
     if not status["started"]:
         return
-    holder = agent_label(status["active_agent"], printer.profiles)
+    request = status["reviews"][0] if status["reviews"] else None
+    asked = request if isinstance(request, dict) else {}
+    holder = agent_label(asked.get("from_agent") or status["active_agent"], printer.profiles)
     line = f"↪ Thread {thread!r} continues with {holder}"
     if status["reviews"]:
-        request = status["reviews"][0]
-        caller = request.get("from_agent") if isinstance(request, dict) else None
-        target = request.get("specialist_profile") if isinstance(request, dict) else None
-        if caller:
-            line = f"↪ Thread {thread!r} continues with {agent_label(caller, printer.profiles)}"
+        target = asked.get("specialist_profile")
         line += (
             f"; its handover to {agent_label(str(target), printer.profiles)} waits for your review"
             if target
@@ -521,13 +497,7 @@ def _check_no_review_waits(graph, thread: str) -> None:  # type: ignore[no-untyp
 
 
 def _turn(  # type: ignore[no-untyped-def]
-    graph,
-    text: str,
-    thread: str,
-    ctx: HandoverContext,
-    printer: Printer,
-    stop: StopRequest,
-    reviewer=None,
+    graph, text: str, thread: str, ctx: HandoverContext, printer: Printer, stop, reviewer=None
 ) -> None:
     status = thread_status(graph, thread)
     if status["reviews"] and reviewer is None:  # refused before the message is shown or stored
@@ -565,8 +535,7 @@ def _turn(  # type: ignore[no-untyped-def]
         after = messages[ids.index(message_id) + 1 :] if message_id in ids else []
         printer.graph_step("replay", {"messages": after})
     journal.done(thread)
-    active = values.get("active_agent", ORCHESTRATOR)
-    printer.say(f"   (next message goes to: {active})")
+    printer.say(f"   (next message goes to: {values.get('active_agent', ORCHESTRATOR)})")
 
 
 def _print_profiles(profiles: ProfileRegistry, out: TextIO) -> int:

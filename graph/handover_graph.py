@@ -16,6 +16,7 @@ through) wrapped:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
@@ -128,10 +129,8 @@ class HandoverGraph(CompiledStateGraph):
         models prepared; a model that cannot be made or prepared is left for the run to
         report."""
         for warm in self.handover_warmers:
-            try:
+            with contextlib.suppress(Exception):  # warming up is an optimisation, never an error
                 warm()
-            except Exception:  # noqa: BLE001 - warming up is an optimisation, never an error
-                continue
         models = self.handover_models
         if models is None:
             return []
@@ -139,17 +138,14 @@ class HandoverGraph(CompiledStateGraph):
         prepared: list[str] = []
         seen: set[tuple[type, str]] = set()
         for name in models.profiles:
-            try:
+            with contextlib.suppress(Exception):  # the same: an error is the run's to report
                 model = models.model_for(name, ctx)
                 key = (type(model), repr(model))  # one warm-up per distinct model
                 prepare = getattr(model, "warm_up", None)
-                if key in seen or not callable(prepare):
-                    continue
-                seen.add(key)
-                prepare()
-                prepared.append(type(model).__name__)
-            except Exception:  # noqa: BLE001 - warming up is an optimisation, never an error
-                continue
+                if key not in seen and callable(prepare):
+                    seen.add(key)
+                    prepare()
+                    prepared.append(type(model).__name__)
         return prepared
 
     def _saver(self) -> BaseCheckpointSaver | None:
@@ -177,25 +173,15 @@ class HandoverGraph(CompiledStateGraph):
                 if models.declared(name)
             ]
             for what, spec in wanted:
-                try:
-                    model_from_string(spec, profiles=models.profiles)
-                except Exception as exc:  # noqa: BLE001 - any reason the model cannot be made
-                    raise ValueError(
-                        f"{what} cannot be used: {type(exc).__name__}: "
-                        f"{str(exc).splitlines()[0] if str(exc) else ''}"
-                    ) from None
+                if problem := model_problem(spec, models.profiles):
+                    raise ValueError(f"{what} cannot be used: {problem}")
         if isinstance(payload, Command) and payload.goto:
             self._check_goto(payload.goto)
         if facts.reviewing and _sends_messages(payload):
             payload = _without_answers_to(payload, facts.pending_calls)
         if isinstance(payload, Command) and _is_review_answer(payload.resume):
             # a reviewer's edit or reason is stored with the checkpoint: no secrets in it
-            payload = Command(
-                graph=payload.graph,
-                update=payload.update,
-                resume=_redacted(payload.resume),
-                goto=payload.goto,
-            )
+            payload = dataclasses.replace(payload, resume=_redacted(payload.resume))
         return check_input(
             payload,
             max_tokens=ctx.max_input_tokens,
@@ -310,6 +296,15 @@ class HandoverGraph(CompiledStateGraph):
             facts = await self._afacts({"messages": _update_messages(supersteps)}, config)
             checked = await asyncio.to_thread(self._checked_updates, config, supersteps, facts)
             return await super().abulk_update_state(config, checked)
+
+
+def model_problem(spec: str, profiles: Any) -> str | None:
+    """Why the model `spec` cannot be made (the error's type and first line), or None."""
+    try:
+        model_from_string(spec, profiles=profiles)
+    except Exception as exc:  # noqa: BLE001 - any reason the model cannot be made
+        return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+    return None
 
 
 def with_safety_net(config: Any) -> Any:

@@ -7,7 +7,7 @@ without an error. Runs of this graph hold a per-thread lock instead: a
 `<file>.locks/<hash of the thread id>.lock` when the checkpointer is a SQLite
 file, or a PostgreSQL advisory lock on the thread when it is Postgres. A run that cannot get the lock within `WAIT_SECONDS` fails with
 `ThreadBusyError`, and nothing of it is stored. A lock file is opened like every
-private file (`files.py`): a symlinked lock folder or lock file, or a hard-linked
+private file (`private_files.py`): a symlinked lock folder or lock file, or a hard-linked
 lock file, is refused with `UnsafePathError` before the run starts.
 """
 
@@ -20,10 +20,10 @@ import os
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import AsyncExitStack, ExitStack, asynccontextmanager, contextmanager, nullcontext
 from typing import Any
 
-from .files import open_private_file
+from .private_files import open_private_file
 
 WAIT_SECONDS = 120.0
 POLL_SECONDS = 0.02
@@ -71,34 +71,6 @@ def _is_postgres(checkpointer: Any, *, asynchronous: bool) -> bool:
     )
 
 
-class _PostgresLock:
-    """A session-level advisory lock on one connection of a sync Postgres saver."""
-
-    def __init__(self, checkpointer: Any, thread_id: str) -> None:
-        self.saver = checkpointer
-        self.key = _advisory_key(thread_id)
-        pool = checkpointer.conn if hasattr(checkpointer.conn, "getconn") else None
-        self.pool = pool
-        self.conn = pool.getconn() if pool is not None else checkpointer.conn
-
-    def _query(self, sql: str) -> Any:
-        if self.pool is not None:
-            return self.conn.execute(sql, (self.key,)).fetchone()
-        with self.saver.lock:  # the saver's own connection: one statement at a time
-            return self.conn.execute(sql, (self.key,)).fetchone()
-
-    def try_acquire(self) -> bool:
-        row = self._query("SELECT pg_try_advisory_lock(%s) AS locked")
-        return bool(row["locked"] if isinstance(row, dict) else row[0])
-
-    def release(self) -> None:
-        try:
-            self._query("SELECT pg_advisory_unlock(%s)")
-        finally:
-            if self.pool is not None:
-                self.pool.putconn(self.conn)
-
-
 def _lock_for(key: tuple[str, str]) -> threading.Lock:
     with _registry_lock:
         return _locks.setdefault(key, threading.Lock())
@@ -111,6 +83,12 @@ def _busy(key: tuple[str, str], waited: float) -> ThreadBusyError:
     )
 
 
+def _waited_too_long(key: tuple[str, str], start: float, wait: float) -> None:
+    """ThreadBusyError once `wait` seconds have passed since `start`."""
+    if time.monotonic() - start > wait:
+        raise _busy(key, wait)
+
+
 def lock_file_path(store: str, thread_id: str) -> str:
     """`<store>.locks/<hash of the thread id>.lock`: the file whose flock is the thread's lock."""
     name = hashlib.sha256(thread_id.encode("utf-8", "surrogatepass")).hexdigest()[:40]
@@ -120,10 +98,9 @@ def lock_file_path(store: str, thread_id: str) -> str:
 def _open_lock_file(key: tuple[str, str]) -> int | None:
     """The lock file's descriptor (None for a saver without a file): opened without
     following links, a hard link refused, 0600 in a 0700 folder (`open_private_file`)."""
-    store = key[0]
-    if store.startswith("memory:"):
+    if key[0].startswith("memory:"):
         return None
-    return open_private_file(lock_file_path(store, key[1]), what="lock file").fd
+    return open_private_file(lock_file_path(*key), what="lock file").fd
 
 
 def _try_flock(fd: int) -> bool:
@@ -132,6 +109,65 @@ def _try_flock(fd: int) -> bool:
         return True
     except BlockingIOError:
         return False
+
+
+def _locked(row: Any) -> bool:
+    return bool(row["locked"] if isinstance(row, dict) else row[0])
+
+
+TRY_LOCK = "SELECT pg_try_advisory_lock(%s) AS locked"
+UNLOCK = "SELECT pg_advisory_unlock(%s)"
+
+
+@contextmanager
+def _postgres_lock(saver: Any, key: tuple[str, str], start: float, wait: float) -> Iterator[None]:
+    """A session-level advisory lock on the thread, on one connection of a sync Postgres saver
+    (its pool's, or its own one statement at a time)."""
+    pool = saver.conn if hasattr(saver.conn, "getconn") else None
+    conn = pool.getconn() if pool is not None else saver.conn
+    advisory = (_advisory_key(key[1]),)
+
+    def query(sql: str) -> Any:
+        with nullcontext() if pool is not None else saver.lock:
+            return conn.execute(sql, advisory).fetchone()
+
+    try:
+        while not _locked(query(TRY_LOCK)):
+            _waited_too_long(key, start, wait)
+            time.sleep(POLL_SECONDS)
+        try:
+            yield
+        finally:
+            query(UNLOCK)
+    finally:
+        if pool is not None:
+            pool.putconn(conn)
+
+
+@asynccontextmanager
+async def _postgres_lock_async(
+    saver: Any, key: tuple[str, str], start: float, wait: float
+) -> AsyncIterator[None]:
+    """`_postgres_lock` for an async Postgres saver."""
+    pool = saver.conn if hasattr(saver.conn, "getconn") else None
+    conn = await pool.getconn() if pool is not None else saver.conn
+    advisory = (_advisory_key(key[1]),)
+
+    async def query(sql: str) -> Any:
+        async with nullcontext() if pool is not None else saver.lock:
+            return await (await conn.execute(sql, advisory)).fetchone()
+
+    try:
+        while not _locked(await query(TRY_LOCK)):
+            _waited_too_long(key, start, wait)
+            await asyncio.sleep(POLL_SECONDS)
+        try:
+            yield
+        finally:
+            await query(UNLOCK)
+    finally:
+        if pool is not None:
+            await pool.putconn(conn)
 
 
 @contextmanager
@@ -146,37 +182,21 @@ def one_writer(checkpointer: Any, config: Any, wait: float = WAIT_SECONDS) -> It
     lock = _lock_for(key)
     if not lock.acquire(timeout=wait):
         raise _busy(key, wait)
-    fd = None
-    pg: _PostgresLock | None = None
-    try:
+    with ExitStack() as releases:  # on the way out: Postgres, the flock, the lock
+        releases.callback(lock.release)
         fd = _open_lock_file(key)
-        while fd is not None and not _try_flock(fd):
-            if time.monotonic() - start > wait:
-                raise _busy(key, wait)
-            time.sleep(POLL_SECONDS)
+        if fd is not None:
+            releases.callback(os.close, fd)  # closing releases the flock
+            while not _try_flock(fd):
+                _waited_too_long(key, start, wait)
+                time.sleep(POLL_SECONDS)
         if _is_postgres(checkpointer, asynchronous=False):
-            candidate = _PostgresLock(checkpointer, key[1])
-            try:
-                while not candidate.try_acquire():
-                    if time.monotonic() - start > wait:
-                        raise _busy(key, wait)
-                    time.sleep(POLL_SECONDS)
-            except BaseException:
-                if candidate.pool is not None:
-                    candidate.pool.putconn(candidate.conn)
-                raise
-            pg = candidate
+            releases.enter_context(_postgres_lock(checkpointer, key, start, wait))
         held.add(key)
         try:
             yield
         finally:
             held.discard(key)
-    finally:
-        if pg is not None:
-            pg.release()
-        if fd is not None:
-            os.close(fd)  # closing releases the flock
-        lock.release()
 
 
 @asynccontextmanager
@@ -191,65 +211,16 @@ async def one_writer_async(
     start = time.monotonic()
     lock = _lock_for(key)
     while not lock.acquire(blocking=False):
-        if time.monotonic() - start > wait:
-            raise _busy(key, wait)
+        _waited_too_long(key, start, wait)
         await asyncio.sleep(POLL_SECONDS)
-    fd = None
-    pg: _AsyncPostgresLock | None = None
-    try:
+    async with AsyncExitStack() as releases:
+        releases.callback(lock.release)
         fd = _open_lock_file(key)
-        while fd is not None and not _try_flock(fd):
-            if time.monotonic() - start > wait:
-                raise _busy(key, wait)
-            await asyncio.sleep(POLL_SECONDS)
-        if _is_postgres(checkpointer, asynchronous=True):
-            candidate = await _AsyncPostgresLock.open(checkpointer, key[1])
-            try:
-                while not await candidate.try_acquire():
-                    if time.monotonic() - start > wait:
-                        raise _busy(key, wait)
-                    await asyncio.sleep(POLL_SECONDS)
-            except BaseException:
-                await candidate.give_back()
-                raise
-            pg = candidate
-        yield
-    finally:
-        if pg is not None:
-            await pg.release()
         if fd is not None:
-            os.close(fd)
-        lock.release()
-
-
-class _AsyncPostgresLock:
-    """A session-level advisory lock on one connection of an async Postgres saver."""
-
-    def __init__(self, checkpointer: Any, key: int, conn: Any, pool: Any) -> None:
-        self.saver, self.key, self.conn, self.pool = checkpointer, key, conn, pool
-
-    @classmethod
-    async def open(cls, checkpointer: Any, thread_id: str) -> _AsyncPostgresLock:
-        pool = checkpointer.conn if hasattr(checkpointer.conn, "getconn") else None
-        conn = await pool.getconn() if pool is not None else checkpointer.conn
-        return cls(checkpointer, _advisory_key(thread_id), conn, pool)
-
-    async def _query(self, sql: str) -> Any:
-        if self.pool is not None:
-            return await (await self.conn.execute(sql, (self.key,))).fetchone()
-        async with self.saver.lock:  # the saver's own connection: one statement at a time
-            return await (await self.conn.execute(sql, (self.key,))).fetchone()
-
-    async def try_acquire(self) -> bool:
-        row = await self._query("SELECT pg_try_advisory_lock(%s) AS locked")
-        return bool(row["locked"] if isinstance(row, dict) else row[0])
-
-    async def give_back(self) -> None:
-        if self.pool is not None:
-            await self.pool.putconn(self.conn)
-
-    async def release(self) -> None:
-        try:
-            await self._query("SELECT pg_advisory_unlock(%s)")
-        finally:
-            await self.give_back()
+            releases.callback(os.close, fd)
+            while not _try_flock(fd):
+                _waited_too_long(key, start, wait)
+                await asyncio.sleep(POLL_SECONDS)
+        if _is_postgres(checkpointer, asynchronous=True):
+            await releases.enter_async_context(_postgres_lock_async(checkpointer, key, start, wait))
+        yield

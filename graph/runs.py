@@ -20,7 +20,7 @@ import uuid
 from dataclasses import dataclass
 
 from ..nodes.briefing.writer import STATE_DIR
-from .files import open_private_file
+from .private_files import open_private_file
 
 RUNS_DIR = "runs"
 
@@ -46,21 +46,25 @@ class RunJournal:
     def _path(self, thread: str) -> str:
         return os.path.join(self.folder, f"{hashlib.sha256(thread.encode()).hexdigest()[:32]}.json")
 
-    def pending(self, thread: str) -> PendingRun | None:
-        """The thread's pending run, or None (also for an unreadable note)."""
+    def _open(self, thread: str, flags: int, *, create: bool = False) -> int | None:
+        """The descriptor of the thread's note (the caller closes it); None when there is none."""
         try:
-            opened = open_private_file(
-                self._path(thread), os.O_RDONLY, create=False, what="run note"
-            )
+            return open_private_file(self._path(thread), flags, create=create, what="run note").fd
         except FileNotFoundError:
             return None
+
+    def pending(self, thread: str) -> PendingRun | None:
+        """The thread's pending run, or None (also for an unreadable note)."""
+        fd = self._open(thread, os.O_RDONLY)
+        if fd is None:
+            return None
         try:
-            data = json.loads(os.read(opened.fd, 4096).decode("utf-8"))
+            data = json.loads(os.read(fd, 4096).decode("utf-8"))
             return PendingRun(str(data["message_id"]), str(data["text_sha256"]))
         except (ValueError, KeyError, TypeError):
             return None
         finally:
-            os.close(opened.fd)
+            os.close(fd)
 
     def message_id_for(self, thread: str, text: str) -> str:
         """The id to send `text` with: the pending run's when it is this text, else a new one
@@ -69,26 +73,23 @@ class RunJournal:
         if pending is not None and pending.text_sha256 == text_hash(text):
             return pending.message_id
         message_id = f"human-{uuid.uuid4().hex}"
-        note = json.dumps({"message_id": message_id, "text_sha256": text_hash(text)}).encode()
-        opened = open_private_file(self._path(thread), os.O_WRONLY, what="run note")
-        try:
-            os.ftruncate(opened.fd, 0)
-            os.write(opened.fd, note)
-            os.fsync(opened.fd)
-        finally:
-            os.close(opened.fd)
+        self._write(thread, {"message_id": message_id, "text_sha256": text_hash(text)})
         return message_id
 
     def done(self, thread: str) -> None:
         """The thread's turn is answered and shown: forget its note (emptied through a checked
         descriptor, never unlinked by path)."""
-        try:
-            opened = open_private_file(
-                self._path(thread), os.O_WRONLY, create=False, what="run note"
-            )
-        except FileNotFoundError:
+        self._write(thread, None)
+
+    def _write(self, thread: str, note: dict[str, str] | None) -> None:
+        """Write the thread's note (made when missing), or empty one that is there (None)."""
+        fd = self._open(thread, os.O_WRONLY, create=note is not None)
+        if fd is None:
             return
         try:
-            os.ftruncate(opened.fd, 0)
+            os.ftruncate(fd, 0)
+            if note is not None:
+                os.write(fd, json.dumps(note).encode())
+                os.fsync(fd)
         finally:
-            os.close(opened.fd)
+            os.close(fd)

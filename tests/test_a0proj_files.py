@@ -27,17 +27,17 @@ from pathlib import Path
 import pytest
 from langgraph.checkpoint.base import empty_checkpoint
 
-from specialist_handover.graph.cli import main
-from specialist_handover.graph.files import UnsafePathError
-from specialist_handover.graph.locking import lock_file_path, one_writer
-from specialist_handover.graph.session import (
+from specialist_handover.graph.checkpointers import (
     close_checkpointer,
     open_checkpointer,
     sqlite_checkpointer,
-    thread_config,
 )
+from specialist_handover.graph.cli import main
+from specialist_handover.graph.locking import lock_file_path, one_writer
+from specialist_handover.graph.private_files import UnsafePathError
 from specialist_handover.graph.terminal.printer import Printer
 from specialist_handover.graph.terminal.prompts import ChatHistory
+from specialist_handover.graph.turns import thread_config
 
 needs_proc = pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc/self/fd")
 

@@ -135,7 +135,8 @@ def test_a_model_that_cannot_be_used_is_refused_before_the_message_is_stored(roo
     assert code == 0 and "🧭 [a0 software orchestrator]" in text
     code, trail = run_cli("trail", "--thread", "m")
     from specialist_handover import build_graph
-    from specialist_handover.graph.session import sqlite_checkpointer, thread_config
+    from specialist_handover.graph.checkpointers import sqlite_checkpointer
+    from specialist_handover.graph.turns import thread_config
 
     graph = build_graph(
         checkpointer=sqlite_checkpointer(str(root / ".a0proj" / "checkpoints.sqlite"))
@@ -177,7 +178,7 @@ def test_chat_reads_messages_until_exit(root):
 
 def test_printer_shows_handoffs_refusals_and_returns_in_the_documented_words():
     from specialist_handover.graph.cli import Printer
-    from specialist_handover.nodes.handover.trail import trail_record
+    from specialist_handover.nodes.handover.node import trail_record
 
     out = io.StringIO()
     printer = Printer(out)

@@ -22,7 +22,8 @@ from pathlib import Path
 import pytest
 
 from specialist_handover import build_graph
-from specialist_handover.graph.session import run_turn, sqlite_checkpointer, thread_config
+from specialist_handover.graph.checkpointers import sqlite_checkpointer
+from specialist_handover.graph.turns import run_turn, thread_config
 from tests.support.faults import OUTCOME, briefing_markers, handover_entries
 from tests.support.models import check_tool_history
 
@@ -108,7 +109,8 @@ DRIVER = textwrap.dedent(
     """
     import sys
     from specialist_handover import build_graph
-    from specialist_handover.graph.session import run_turn, sqlite_checkpointer
+    from specialist_handover.graph.turns import run_turn
+    from specialist_handover.graph.checkpointers import sqlite_checkpointer
     db, root, thread, *texts = sys.argv[1:]
     graph = build_graph(checkpointer=sqlite_checkpointer(db))
     for text in texts:

@@ -37,7 +37,8 @@ CHILD = textwrap.dedent(
     import sys
     from langchain_openai import ChatOpenAI
     from specialist_handover import build_graph
-    from specialist_handover.graph.session import run_turn, sqlite_checkpointer
+    from specialist_handover.graph.turns import run_turn
+    from specialist_handover.graph.checkpointers import sqlite_checkpointer
 
     base_url, db, root, text = sys.argv[1:5]
     model = ChatOpenAI(model="gpt-4o", base_url=base_url, api_key="k", max_retries=0)

@@ -33,7 +33,8 @@ CHILD = textwrap.dedent(
     from langchain_core.tools import tool
     from langchain_openai import ChatOpenAI
     from specialist_handover import build_graph
-    from specialist_handover.graph.session import run_turn, sqlite_checkpointer
+    from specialist_handover.graph.turns import run_turn
+    from specialist_handover.graph.checkpointers import sqlite_checkpointer
 
     base_url, db, root, marker, text = sys.argv[1:6]
 

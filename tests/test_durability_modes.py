@@ -20,7 +20,7 @@ from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from specialist_handover import build_graph
-from specialist_handover.graph.files import open_sqlite_saver
+from specialist_handover.graph.checkpointers import open_sqlite_saver
 from specialist_handover.state.defaults import WINDOW_MESSAGES, WINDOW_SLACK
 from tests.support.graphs import REQUESTS
 from tests.support.models import check_tool_history

@@ -38,7 +38,8 @@ from langgraph.types import RetryPolicy
 from pydantic import ValidationError
 
 from specialist_handover.graph import build_graph
-from specialist_handover.graph.session import run_turn, sqlite_checkpointer, thread_config
+from specialist_handover.graph.checkpointers import sqlite_checkpointer
+from specialist_handover.graph.turns import run_turn, thread_config
 from specialist_handover.nodes.agents.retry import ModelUnavailableError
 from tests.support import openai_server
 from tests.support.faults import handover_entries

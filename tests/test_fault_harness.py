@@ -17,7 +17,7 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from specialist_handover.graph import build_graph
-from specialist_handover.graph.session import sqlite_checkpointer
+from specialist_handover.graph.checkpointers import sqlite_checkpointer
 from tests.support.faults import (
     SCRIPT,
     HarnessReport,

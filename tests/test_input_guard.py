@@ -18,7 +18,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 from langgraph.types import Command
 
 from specialist_handover import build_graph
-from specialist_handover.graph.session import sqlite_checkpointer
+from specialist_handover.graph.checkpointers import sqlite_checkpointer
 from specialist_handover.state import InputError
 from tests.support.models import check_tool_history
 

@@ -13,7 +13,8 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 import specialist_handover.nodes.handover.node as handover_module
 from specialist_handover.graph import build_graph
-from specialist_handover.graph.session import run_turn, sqlite_checkpointer, thread_config
+from specialist_handover.graph.checkpointers import sqlite_checkpointer
+from specialist_handover.graph.turns import run_turn, thread_config
 from specialist_handover.state import HandoverContext
 from tests.support.models import RecordingOfflineModel, check_tool_history
 
@@ -163,7 +164,8 @@ def test_a_killed_process_resumes_on_the_next_message(tmp_path):
             os._exit(9)
         h.perform_handover = die
         from specialist_handover.graph import build_graph
-        from specialist_handover.graph.session import run_turn, sqlite_checkpointer
+        from specialist_handover.graph.turns import run_turn
+        from specialist_handover.graph.checkpointers import sqlite_checkpointer
         from specialist_handover.state import HandoverContext
         g = build_graph(checkpointer=sqlite_checkpointer({str(db)!r}))
         run_turn(g, {HERO!r}, thread_id="k", context=HandoverContext(project_root={str(root)!r}, model="offline"))
@@ -193,7 +195,7 @@ def test_a_handover_resumed_after_midnight_keeps_its_date_and_single_entry(
 ):
     from datetime import timedelta
 
-    import specialist_handover.nodes.handover.tool as tool_module
+    import specialist_handover.nodes.handover.handover_to_specialist as tool_module
     from specialist_handover.nodes.briefing.writer import now_utc
 
     crash_once_after_the_append(monkeypatch)

@@ -24,13 +24,9 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from specialist_handover.graph import build_graph
+from specialist_handover.graph.checkpointers import close_checkpointer, open_checkpointer
 from specialist_handover.graph.cli import main as cli_main
-from specialist_handover.graph.session import (
-    close_checkpointer,
-    open_checkpointer,
-    run_turn,
-    thread_config,
-)
+from specialist_handover.graph.turns import run_turn, thread_config
 from specialist_handover.state import HandoverContext, TokenCounter
 from tests.support.graphs import REQUESTS
 from tests.support.models import RecordingOfflineModel, check_tool_history, system_text
@@ -206,7 +202,8 @@ KILLED_CHILD = textwrap.dedent(
     import os, sys, time
     from langchain_core.tools import tool
     from specialist_handover import build_graph
-    from specialist_handover.graph.session import open_checkpointer, run_turn
+    from specialist_handover.graph.checkpointers import open_checkpointer
+    from specialist_handover.graph.turns import run_turn
 
     url, root, marker, text = sys.argv[1:5]
 
@@ -493,7 +490,8 @@ CONCURRENT_CHILD = textwrap.dedent(
     """
     import os, sys, time
     from specialist_handover import build_graph
-    from specialist_handover.graph.session import open_checkpointer, run_turn
+    from specialist_handover.graph.checkpointers import open_checkpointer
+    from specialist_handover.graph.turns import run_turn
 
     url, root, gate, n, text = sys.argv[1:6]
     graph = build_graph(checkpointer=open_checkpointer(url, project_root=root))

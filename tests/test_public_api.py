@@ -17,8 +17,8 @@ from langgraph.types import Command
 from typing_extensions import TypedDict
 
 from specialist_handover import build_graph
-from specialist_handover.graph.compiled import HandoverGraph
-from specialist_handover.graph.files import open_sqlite_saver
+from specialist_handover.graph.checkpointers import open_sqlite_saver
+from specialist_handover.graph.handover_graph import HandoverGraph
 from specialist_handover.nodes.history.archive import _sqlite_history, _walked_history
 from specialist_handover.state.langgraph_internals import (
     command_of,

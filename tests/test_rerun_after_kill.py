@@ -21,7 +21,8 @@ from pathlib import Path
 import pytest
 
 from specialist_handover.graph import build_graph
-from specialist_handover.graph.session import close_checkpointer, sqlite_checkpointer, thread_config
+from specialist_handover.graph.checkpointers import close_checkpointer, sqlite_checkpointer
+from specialist_handover.graph.turns import thread_config
 
 pytestmark = pytest.mark.slow
 
@@ -35,12 +36,12 @@ TURNS = {
 CHILD = textwrap.dedent(
     """
     import os, signal, sys
-    from specialist_handover.graph import compiled, runs
+    from specialist_handover.graph import handover_graph, runs
     from specialist_handover.graph.cli import main
 
     root, text, kill_at = sys.argv[1], sys.argv[2], int(sys.argv[3])
     steps = 0
-    original = compiled.HandoverGraph.stream
+    original = handover_graph.HandoverGraph.stream
 
     def stream(self, *args, **kwargs):
         global steps
@@ -51,7 +52,7 @@ CHILD = textwrap.dedent(
                 if steps == kill_at:
                     os.kill(os.getpid(), signal.SIGKILL)
 
-    compiled.HandoverGraph.stream = stream
+    handover_graph.HandoverGraph.stream = stream
     if kill_at == -1:  # the run finished; killed before its answer was shown and noted done
         runs.RunJournal.done = lambda self, thread: os.kill(os.getpid(), signal.SIGKILL)
     code = main(["run", text, "--thread", "k", "--project-root", root, "--model", "offline"])

@@ -16,7 +16,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from specialist_handover import build_graph
-from specialist_handover.graph.session import ReviewPending, run_turn, sqlite_checkpointer
+from specialist_handover.graph.checkpointers import sqlite_checkpointer
+from specialist_handover.graph.turns import ReviewPending, run_turn
 from tests.support.models import check_tool_history
 
 HERO = "Please design the landing page hero with bold typography."

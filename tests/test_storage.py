@@ -17,7 +17,8 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.channels import DeltaChannel
 
 from specialist_handover import build_graph
-from specialist_handover.graph.session import run_turn, sqlite_checkpointer, thread_config
+from specialist_handover.graph.checkpointers import sqlite_checkpointer
+from specialist_handover.graph.turns import run_turn, thread_config
 from specialist_handover.state.defaults import WINDOW_MESSAGES, WINDOW_SLACK
 from tests.support.histories import MessageCount
 

@@ -30,16 +30,11 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 import specialist_handover
 from specialist_handover import build_graph
+from specialist_handover.graph.checkpointers import sqlite_checkpointer
 from specialist_handover.graph.cli import DEMO_SCRIPT, main
-from specialist_handover.graph.session import (
-    TASK_EVENT,
-    has_unfinished_step,
-    run_turn,
-    sqlite_checkpointer,
-    thread_config,
-)
 from specialist_handover.graph.terminal import Printer, StopRequest, TurnStopped
-from specialist_handover.nodes.handover.trail import trail_record
+from specialist_handover.graph.turns import TASK_EVENT, has_unfinished_step, run_turn, thread_config
+from specialist_handover.nodes.handover.node import trail_record
 from specialist_handover.nodes.models.offline import OfflineChatModel
 from specialist_handover.state import HandoverContext
 from tests.support import openai_server

@@ -14,8 +14,9 @@ import pytest
 from langgraph.types import RetryPolicy
 
 from specialist_handover import build_graph
+from specialist_handover.graph.checkpointers import sqlite_checkpointer
 from specialist_handover.graph.cli import main
-from specialist_handover.graph.session import sqlite_checkpointer, thread_config
+from specialist_handover.graph.turns import thread_config
 from tests.support.models import check_tool_history, model_responder
 from tests.support.openai_server import HTTPFault, OpenAICompatibleServer
 

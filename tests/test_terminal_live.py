@@ -27,8 +27,8 @@ from pathlib import Path
 
 import pytest
 
-from specialist_handover.graph.session import STEP_EVENT, TASK_EVENT, TOKEN_EVENT
 from specialist_handover.graph.terminal import Printer, tool_line
+from specialist_handover.graph.turns import STEP_EVENT, TASK_EVENT, TOKEN_EVENT
 from specialist_handover.nodes.models.offline import OfflineChatModel
 from tests.support import openai_server
 from tests.support.models import model_responder

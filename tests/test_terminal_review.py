@@ -18,8 +18,9 @@ from pathlib import Path
 import pytest
 
 from specialist_handover import build_graph
+from specialist_handover.graph.checkpointers import sqlite_checkpointer
 from specialist_handover.graph.cli import main
-from specialist_handover.graph.session import sqlite_checkpointer, thread_config
+from specialist_handover.graph.turns import thread_config
 from tests.test_terminal_live import EXE, Terminal, terminal_env
 
 HERO = "Please design the landing page hero."

@@ -12,7 +12,7 @@ from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from specialist_handover import Profile, build_graph
-from specialist_handover.graph.session import run_turn
+from specialist_handover.graph.turns import run_turn
 from specialist_handover.nodes.models.offline import examples, index
 
 

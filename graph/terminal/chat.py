@@ -15,11 +15,11 @@ from typing import Any
 from langchain_core.messages import HumanMessage, ToolMessage, messages_to_dict
 from langgraph.graph.state import CompiledStateGraph
 
-from ...nodes.handover.cost import saving_line, thread_stats, usage_line
+from ...nodes.handover.cost import saving_line, usage_line
 from ...nodes.history.conversation import speaker
 from ...state import ORCHESTRATOR, HandoverContext, message_text
-from ..compiled import HandoverGraph
-from ..session import has_unfinished_step, run_turn, thread_config
+from ..handover_graph import HandoverGraph
+from ..turns import has_unfinished_step, run_turn, thread_config
 from .printer import Printer
 from .prompts import ChatHistory, Prompter, load_readline
 from .review import ReviewDeferred, TerminalReviewer
@@ -99,12 +99,11 @@ def _last_user_text(snapshot: Any) -> str | None:
     return None
 
 
-def print_trail(graph: CompiledStateGraph, thread: str, printer: Printer) -> int:
+def print_trail(graph: HandoverGraph, thread: str, printer: Printer) -> int:
     """The thread's handovers, returns and refusals, numbered; 1 when the thread is empty."""
     config = thread_config(thread)
     values = graph.get_state(config).values  # type: ignore[arg-type]
-    records = graph.trail(config) if isinstance(graph, HandoverGraph) else values.get("handovers")
-    records = records or []
+    records = graph.trail(config)
     if not values:
         printer.say(f"No conversation on thread {thread!r} yet.")
         return 1
@@ -117,8 +116,6 @@ def print_trail(graph: CompiledStateGraph, thread: str, printer: Printer) -> int
                 f"tokens={r['estimated_tokens']}\n       📝 {r['reason']}\n"
                 f"       📄 {r['briefing_path']}"
             )
-            if "full_history_tokens" in r:
-                printer.say(f"       {saving_line(r)}")
         elif r["kind"] == "consult":
             printer.say(
                 f"{i:>3}. {r['time']} 💬 {r['from_agent']} asked {r['to_agent']} "
@@ -126,14 +123,14 @@ def print_trail(graph: CompiledStateGraph, thread: str, printer: Printer) -> int
                 f"       ❓ {r['reason']}\n"
                 f"       📄 {r['briefing_path']}"
             )
-            if "full_history_tokens" in r:
-                printer.say(f"       {saving_line(r)}")
         elif r["kind"] == "refused":
             printer.say(
                 f"{i:>3}. {r['time']} ⛔ {r['from_agent']} -> {r['to_agent']}: {r.get('error')}"
             )
         else:
             printer.say(f"{i:>3}. {r['time']} ↩️  {r['from_agent']} -> orchestrator: {r['reason']}")
+        if r["kind"] in ("handover", "consult") and "full_history_tokens" in r:
+            printer.say(f"       {saving_line(r)}")
         if isinstance(r.get("usage"), dict):
             printer.say(f"       {usage_line(r['usage'])} while {r['from_agent']} held it")
     printer.say(f"Active agent: {values.get('active_agent', ORCHESTRATOR)}")
@@ -141,7 +138,7 @@ def print_trail(graph: CompiledStateGraph, thread: str, printer: Printer) -> int
 
 
 def print_stats(
-    graph: CompiledStateGraph, thread: str, printer: Printer, *, as_json: bool = False
+    graph: HandoverGraph, thread: str, printer: Printer, *, as_json: bool = False
 ) -> int:
     """What the thread's handovers cost and saved, summed (`HandoverGraph.stats`); 1 when the
     thread is empty."""
@@ -150,50 +147,34 @@ def print_stats(
     if not values:
         printer.say(f"No conversation on thread {thread!r} yet.")
         return 1
-    if isinstance(graph, HandoverGraph):
-        stats = graph.stats(config)
-    else:
-        stats = thread_stats(values.get("handovers") or [], values.get("hold_usage"))
+    stats = graph.stats(config)
     if as_json:
         printer.say(json.dumps(stats, indent=2))
         return 0
-    sent, full = stats["package_tokens"], stats["full_history_tokens"]
     printer.say(
         f"Handover costs of thread {thread!r}: {plural(stats['handovers'], 'handover')}, "
         f"{plural(stats['consults'], 'specialist')} consulted, "
         f"{plural(stats['returns'], 'return')}, {plural(stats['refused'], 'refusal')}"
     )
-    printer.say(
-        "  "
-        + saving_line(
-            {"estimated_tokens": sent, "full_history_tokens": full},
-            history="the full history at each handover and consult",
-        )
-    )
-    printer.say(
-        "  "
-        + usage_line(
-            {
-                "model_calls": stats["specialist_model_calls"],
-                "input_tokens": stats["specialist_input_tokens"],
-                "output_tokens": stats["specialist_output_tokens"],
-            }
-        )
-        + " by the specialists while they held the conversation"
-    )
+    sums = {
+        "estimated_tokens": stats["package_tokens"],
+        "full_history_tokens": stats["full_history_tokens"],
+    }
+    used = {
+        key: stats[f"specialist_{key}"] for key in ("model_calls", "input_tokens", "output_tokens")
+    }
+    printer.say(f"  {saving_line(sums, history='the full history at each handover and consult')}")
+    printer.say(f"  {usage_line(used)} by the specialists while they held the conversation")
     return 0
 
 
 def print_transcript(
-    graph: CompiledStateGraph, thread: str, printer: Printer, *, as_json: bool = False
+    graph: HandoverGraph, thread: str, printer: Printer, *, as_json: bool = False
 ) -> int:
     """The thread's whole conversation, archived turns included, oldest first (as JSON with
     `as_json`: LangChain's message dicts); 1 when the thread is empty."""
     config = thread_config(thread)
-    if isinstance(graph, HandoverGraph):
-        messages = graph.transcript(config)
-    else:
-        messages = graph.get_state(config).values.get("messages") or []  # type: ignore[arg-type]
+    messages = graph.transcript(config)
     if not messages:
         printer.say(f"No conversation on thread {thread!r} yet.")
         return 1
@@ -213,7 +194,7 @@ def print_transcript(
 
 
 def chat(
-    graph: CompiledStateGraph,
+    graph: HandoverGraph,
     thread: str,
     ctx: HandoverContext,
     printer: Printer,

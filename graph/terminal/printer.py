@@ -17,7 +17,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 from ...nodes.handover.cost import saving_line, usage_line
 from ...specialists import ProfileRegistry, resolve_profiles
 from ...state import message_text
-from ..session import STEP_EVENT, TASK_EVENT, TOKEN_EVENT
+from ..turns import STEP_EVENT, TASK_EVENT, TOKEN_EVENT
 from .review_text import package_lines
 from .spinner import Spinner, is_terminal
 from .text import agent_label, agent_title, plural, profile_name, tool_line
@@ -81,18 +81,14 @@ class Printer:
 
     def resuming(self, update: dict[str, Any]) -> None:
         pending = update.get("pending")
-        if update.get("review"):
-            self.say(
-                f"⏸️  The turn of {pending[:80]!r} waits for your review of its handover."
-                if pending
-                else "⏸️  A handover waits for your review."
-            )
-            return
-        self.say(
-            f"♻️  Resuming the unfinished turn of: {pending[:80]!r}"
-            if pending
-            else "♻️  Resuming the step a previous run left unfinished."
-        )
+        if update.get("review") and pending:
+            self.say(f"⏸️  The turn of {pending[:80]!r} waits for your review of its handover.")
+        elif update.get("review"):
+            self.say("⏸️  A handover waits for your review.")
+        elif pending:
+            self.say(f"♻️  Resuming the unfinished turn of: {pending[:80]!r}")
+        else:
+            self.say("♻️  Resuming the step a previous run left unfinished.")
 
     def review_waiting(self, request: dict[str, Any]) -> None:
         for line in package_lines(request, self.profiles):
@@ -139,13 +135,7 @@ class Printer:
 
     def step(self, event: dict[str, Any]) -> None:
         """A step of an agent's loop ended: its reply (streamed already) or a tool's result."""
-        for message in event.get("update", {}).get("messages") or []:
-            if isinstance(message, AIMessage):
-                for call in message.tool_calls:
-                    self._calls[call.get("id") or ""] = (call["name"], call.get("args"))
-                self.reply(message)
-            elif isinstance(message, ToolMessage):
-                self.tool_result(message)
+        self._show_messages(event.get("update", {}).get("messages") or [], inner=True)
 
     def graph_step(self, node: str, update: dict[str, Any]) -> None:
         """A graph node's update: what was not on screen yet, and the trail's lines."""
@@ -153,16 +143,23 @@ class Printer:
         for record in records:
             if record["kind"] != "return":
                 self.trail_event(record)
-        for message in update.get("messages") or []:
-            if isinstance(message, AIMessage):
-                for call in message.tool_calls:
-                    self._calls.setdefault(call.get("id") or "", (call["name"], call.get("args")))
-                self.reply(message)
-            elif isinstance(message, ToolMessage):
-                self.tool_result(message)
+        self._show_messages(update.get("messages") or [])
         for record in records:
             if record["kind"] == "return":
                 self.trail_event(record)
+
+    def _show_messages(self, messages: list[Any], *, inner: bool = False) -> None:
+        """Replies not on screen yet and tools' results; the calls they answer are noted (an
+        agent's inner step has the last word on a call)."""
+        for message in messages:
+            if isinstance(message, AIMessage):
+                for call in message.tool_calls:
+                    noted = (call["name"], call.get("args"))
+                    if inner or (call.get("id") or "") not in self._calls:
+                        self._calls[call.get("id") or ""] = noted
+                self.reply(message)
+            elif isinstance(message, ToolMessage):
+                self.tool_result(message)
 
     # --- pieces -------------------------------------------------------------------------
     def reply(self, message: AIMessage) -> None:
@@ -195,8 +192,6 @@ class Printer:
                 f"📦 Package: {plural(r['estimated_tokens'], 'token')}, return condition "
                 f"{r['return_condition']}; briefing: {r['briefing_path']}"
             )
-            if "full_history_tokens" in r:
-                self.say(saving_line(r))
         elif r["kind"] == "refused":
             self.say(f"⛔ Handoff to {r['to_agent']} refused: {r.get('error', '')}")
         elif r["kind"] == "consult":
@@ -205,12 +200,12 @@ class Printer:
                 f"📦 Package: {plural(r['estimated_tokens'], 'token')}; briefing: "
                 f"{r['briefing_path']}"
             )
-            if "full_history_tokens" in r:
-                self.say(saving_line(r))
         else:
             self.say(f"↩️  {r['from_agent']} hands back to the orchestrator: {r['reason']}")
             if isinstance(r.get("usage"), dict):
                 self.say(f"{usage_line(r['usage'])} while {r['from_agent']} held it")
+        if r["kind"] in ("handover", "consult") and "full_history_tokens" in r:
+            self.say(saving_line(r))
 
     # --- output -------------------------------------------------------------------------
     def thinking(self, agent: str) -> None:
@@ -229,10 +224,8 @@ class Printer:
             self._end_line()
 
     def say(self, text: str) -> None:
-        self.spinner.stop()
-        with self.lock:
-            self._end_line()
-            print(text, file=self.out, flush=True)
+        """A line of its own."""
+        self.write(text + "\n")
 
     def write(self, text: str) -> None:
         """Text without a newline (a prompt)."""

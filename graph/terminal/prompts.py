@@ -7,6 +7,7 @@ editing, and the history file is still written, for the next run that has it.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import os
@@ -16,7 +17,7 @@ from typing import TextIO
 
 from ...nodes.briefing.writer import STATE_DIR
 from ...nodes.redaction import redact
-from ..files import UnsafePathError, open_private_file
+from ..private_files import UnsafePathError, open_private_file
 from .printer import Printer
 
 HISTORY_FILE = "chat_history"
@@ -55,21 +56,16 @@ class Prompter:
         """The answer; EOFError at the end of input, KeyboardInterrupt on Ctrl-C (either way
         the line after the prompt is ended)."""
         self.printer.idle()
-        if self.interactive:
-            try:
-                return input(prompt)
-            except (EOFError, KeyboardInterrupt):
-                self.printer.say("")  # the cursor is still after the prompt
-                raise
-        self.printer.write(prompt)
         try:
+            if self.interactive:
+                return input(prompt)
+            self.printer.write(prompt)
             line = self.stdin.readline()
-        except KeyboardInterrupt:
-            self.printer.say("")
+            if not line:
+                raise EOFError
+        except (EOFError, KeyboardInterrupt):
+            self.printer.say("")  # the cursor is still after the prompt
             raise
-        if not line:
-            self.printer.say("")
-            raise EOFError
         answer = line.rstrip("\r\n")
         self.printer.say(answer)
         return answer
@@ -81,7 +77,7 @@ class ChatHistory:
     The file holds one line per entry (plain text, the same with GNU readline and
     libedit), is created 0600 inside the 0700 `.a0proj/` folder, and keeps the last
     `HISTORY_LIMIT` entries. It is read and written by us through a descriptor
-    opened like every private file (`graph/files.py`: no symlinked folder or file,
+    opened like every private file (`graph/private_files.py`: no symlinked folder or file,
     no hard link, the user's own), never by readline's own history functions, which
     follow links. Secrets are redacted from a line before it is written (the line
     recalled in this session stays as typed). Any failure to read or write it is
@@ -106,32 +102,27 @@ class ChatHistory:
     def load(self) -> list[str]:
         """Read the file into readline's history; the entries, oldest first."""
         if self.readline is not None:
-            try:
+            with contextlib.suppress(AttributeError):  # very old readline modules have none
                 self.readline.set_auto_history(False)  # only chat lines, not review answers
-            except AttributeError:  # pragma: no cover - very old readline modules
-                pass
             self.readline.set_history_length(self.limit)
         try:
             opened = open_private_file(
                 self.path, os.O_RDWR | os.O_APPEND, create=False, what="chat history"
             )
-        except FileNotFoundError:
+            try:
+                fcntl.flock(opened.fd, fcntl.LOCK_EX)  # another chat on this project may append
+                entries = _entries(_read_all(opened.fd))
+                if len(entries) > 2 * self.limit:  # keep the file from growing without end
+                    entries = entries[-self.limit :]
+                    os.ftruncate(opened.fd, 0)
+                    _write_all(opened.fd, _history_bytes(entries))
+            finally:
+                os.close(opened.fd)  # closing releases the flock
+        except FileNotFoundError:  # no history yet
             return []
         except OSError as exc:
             self._failed("read", exc)
             return []
-        try:
-            fcntl.flock(opened.fd, fcntl.LOCK_EX)  # another chat on this project may append
-            entries = _entries(_read_all(opened.fd))
-            if len(entries) > 2 * self.limit:  # keep the file from growing without end
-                entries = entries[-self.limit :]
-                os.ftruncate(opened.fd, 0)
-                _write_all(opened.fd, _history_bytes(entries))
-        except OSError as exc:
-            self._failed("read", exc)
-            return []
-        finally:
-            os.close(opened.fd)  # closing releases the flock
         entries = entries[-self.limit :]
         if self.readline is not None:
             self.readline.clear_history()

@@ -27,7 +27,17 @@ from .review_text import FIELDS, consult_lines, package_lines
 
 Ask = Callable[[str], str]
 
-ACTION_PROMPT = "approve / edit / reject? [a/e/r] "
+HANDOVER_ACTIONS = (
+    "approve / edit / reject? [a/e/r] ",
+    ("approve", "edit", "reject"),
+    "Please answer approve, edit or reject (a, e or r).",
+)
+CONSULT_ACTIONS = (
+    "approve / reject all? [a/r] ",
+    ("approve", "reject"),
+    "Please answer approve or reject (a or r).",
+)
+"""What a handover's (a consult's) review asks, the answers it takes, what a wrong answer is told."""
 FIELD_NAMES = ", ".join(name for name, _, _ in FIELDS)
 EDIT_HELP = (
     "Edit: name a field or give its number; a list (decisions, artifacts) takes one item per "
@@ -37,9 +47,6 @@ EDIT_HELP = (
 
 class ReviewDeferred(Exception):
     """The input ended before the review was answered; the handover keeps waiting."""
-
-
-CONSULT_PROMPT = "approve / reject all? [a/r] "
 
 
 class TerminalReviewer:
@@ -56,20 +63,23 @@ class TerminalReviewer:
             raise ReviewDeferred("the handover waits for your review") from None
 
     def __call__(self, request: dict[str, Any]) -> dict[str, Any]:
+        """A handover: shown, then approved, edited or rejected. A consult: its entries shown,
+        then approved or rejected all together (edit each entry with the human-in-the-loop
+        decisions, from Studio or Python)."""
         self.printer.idle()
-        if request.get("kind") == "consult":
-            return self.consult(request)
-        for line in package_lines(request, self.printer.profiles):
+        consult = request.get("kind") == "consult"
+        for line in (consult_lines if consult else package_lines)(request, self.printer.profiles):
             self.printer.say(line)
+        count = len(request.get("action_requests") or []) if consult else 1
         while True:
-            action = self.action()
+            action = self.action(*(CONSULT_ACTIONS if consult else HANDOVER_ACTIONS))
             if action == "approve":
                 self.printer.say("✅ Approved.")
-                return decisions({"type": "approve"})
+                return decisions(*[{"type": "approve"}] * count)
             if action == "reject":
                 reason = self.ask("Reason (the caller reads it): ").strip()
                 self.printer.say(f"❌ Rejected: {reason or 'no reason given'}")
-                return decisions({"type": "reject", "message": reason})
+                return decisions(*[{"type": "reject", "message": reason}] * count)
             edit = self.edit(request)
             if edit is not None:
                 self.printer.say(
@@ -77,35 +87,17 @@ class TerminalReviewer:
                     "validate comes back with its error)."
                 )
                 args = {**((request.get("action_requests") or [{}])[0].get("args") or {}), **edit}
-                action_name = "handover_to_specialist"
-                return decisions(
-                    {"type": "edit", "edited_action": {"name": action_name, "args": args}}
-                )
+                edited = {"name": "handover_to_specialist", "args": args}
+                return decisions({"type": "edit", "edited_action": edited})
 
-    def consult(self, request: dict[str, Any]) -> dict[str, Any]:
-        """A consult: its entries shown, then approve or reject them all (edit each entry with
-        the human-in-the-loop decisions, from Studio or Python)."""
-        for line in consult_lines(request, self.printer.profiles):
-            self.printer.say(line)
+    def action(self, prompt: str, actions: tuple[str, ...], retry: str) -> str:
+        """The action an answer names (its first letters will do); asked until there is one."""
         while True:
-            answer = self.ask(CONSULT_PROMPT).strip().lower()
-            count = len(request.get("action_requests") or [])
-            if answer and "approve".startswith(answer):
-                self.printer.say("✅ Approved.")
-                return decisions(*[{"type": "approve"}] * count)
-            if answer and "reject".startswith(answer):
-                reason = self.ask("Reason (the caller reads it): ").strip()
-                self.printer.say(f"❌ Rejected: {reason or 'no reason given'}")
-                return decisions(*[{"type": "reject", "message": reason}] * count)
-            self.printer.say("Please answer approve or reject (a or r).")
-
-    def action(self) -> str:
-        while True:
-            answer = self.ask(ACTION_PROMPT).strip().lower()
-            for action in ("approve", "edit", "reject"):
+            answer = self.ask(prompt).strip().lower()
+            for action in actions:
                 if answer and action.startswith(answer):
                     return action
-            self.printer.say("Please answer approve, edit or reject (a, e or r).")
+            self.printer.say(retry)
 
     def edit(self, request: dict[str, Any]) -> dict[str, Any] | None:
         """One field's new value, or None when the person changes their mind."""
@@ -124,12 +116,7 @@ class TerminalReviewer:
                 f"New {name}, one per line; an empty line ends ('-' alone empties the list, "
                 "nothing keeps it):"
             )
-            items: list[str] = []
-            while True:
-                line = self.ask("  > ").strip()
-                if not line:
-                    break
-                items.append(line)
+            items = list(iter(lambda: self.ask("  > ").strip(), ""))  # up to an empty line
             if not items:
                 return None
             return {key: [] if items == ["-"] else items}

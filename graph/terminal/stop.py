@@ -131,21 +131,9 @@ class StopRequest(BaseCallbackHandler):
         self.request()
 
     # --- the callbacks: each is a point where the turn may stop -----------------------------
-    def _stop_here(self) -> None:
+    def _stop_here(self, *args: Any, **kwargs: Any) -> None:
         if self.requested:
             raise GraphDrained(STOP_REASON)
 
-    def on_chain_start(self, *args: Any, **kwargs: Any) -> None:
-        self._stop_here()
-
-    def on_chat_model_start(self, *args: Any, **kwargs: Any) -> None:
-        self._stop_here()
-
-    def on_llm_start(self, *args: Any, **kwargs: Any) -> None:
-        self._stop_here()
-
-    def on_llm_new_token(self, *args: Any, **kwargs: Any) -> None:
-        self._stop_here()
-
-    def on_tool_start(self, *args: Any, **kwargs: Any) -> None:
-        self._stop_here()
+    on_chain_start = on_chat_model_start = on_llm_start = _stop_here
+    on_llm_new_token = on_tool_start = _stop_here

@@ -55,12 +55,8 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from specialist_handover.graph import build_graph
-from specialist_handover.graph.session import (
-    has_unfinished_step,
-    run_turn,
-    sqlite_checkpointer,
-    thread_config,
-)
+from specialist_handover.graph.checkpointers import sqlite_checkpointer
+from specialist_handover.graph.turns import has_unfinished_step, run_turn, thread_config
 from specialist_handover.state.tokens import encoding_name_for_model, get_encoding
 from tests.support.models import InvalidHistory, check_tool_history
 
