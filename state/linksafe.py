@@ -10,7 +10,7 @@ its descriptor, so neither the umask nor a default ACL decides it.
 
 Each caller says in its own words what a refusal means to its user: the briefing writer and
 reader (`nodes/briefing/`), the workspace tools (`nodes/tools/workspace/`), and the
-checkpoint, lock and history files (`graph/files.py`).
+checkpoint, lock and history files (`graph/private_files.py`, `graph/checkpointers.py`).
 """
 
 from __future__ import annotations

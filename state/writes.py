@@ -2,7 +2,7 @@
 
 LangGraph stores a write before its reducer runs, so a malformed value that
 reaches a channel is saved and then breaks every later turn of the thread. The
-compiled graph (`graph/compiled.py`) passes everything a caller writes through
+compiled graph (`graph/handover_graph.py`) passes everything a caller writes through
 here first, whatever the way: input to `invoke`/`stream` (and the LangGraph
 server's runs), `Command(update=...)`, and `update_state` (Studio's and the
 server API's state edits included). A refused write raises `InputError`
