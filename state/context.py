@@ -34,6 +34,11 @@ def _project_root(root: str) -> str:
     root = root or os.environ.get("HANDOVER_PROJECT_ROOT") or os.getcwd()
     if not os.path.isabs(root):
         raise refusal(f"project_root must be absolute, got {root!r}")
+    if not os.path.isdir(root):  # refused before any model call, not at the first handover
+        raise refusal(
+            f"project_root {root!r} does not exist or is not a folder: create it, or pass "
+            "the project's folder (briefings go to <project_root>/.a0proj/handover/)"
+        )
     return os.path.normpath(root)
 
 

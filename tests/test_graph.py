@@ -249,9 +249,10 @@ def test_context_defaults_come_from_the_environment(monkeypatch, tmp_path):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     assert HandoverContext().validated().model == "openai:gpt-4o-mini"
     monkeypatch.setenv("HANDOVER_MODEL", "openai:gpt-5")
-    monkeypatch.setenv("HANDOVER_PROJECT_ROOT", "/srv/project")
+    (tmp_path / "srv").mkdir()  # a project root must exist
+    monkeypatch.setenv("HANDOVER_PROJECT_ROOT", str(tmp_path / "srv"))
     ctx = HandoverContext().validated()
-    assert (ctx.project_root, ctx.model) == ("/srv/project", "openai:gpt-5")
+    assert (ctx.project_root, ctx.model) == (str(tmp_path / "srv"), "openai:gpt-5")
     # an explicit value wins over the environment
     assert HandoverContext(model="offline").validated().model == "offline"
 

@@ -63,10 +63,28 @@ def test_readme_quickstart_runs(capsys):
 @pytest.mark.parametrize("doc", list(DOCS))
 def test_the_python_caller_snippet_runs(doc, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
-    code = _python_block_after(DOCS[doc], "## From Python")
-    _run(code.replace("/abs/path/to/project", str(tmp_path)), doc)
+    _run(_python_block_after(DOCS[doc], "## From Python"), doc)  # verbatim
     assert capsys.readouterr().out.startswith("frontend_designer ")
     assert (tmp_path / "checkpoints.sqlite").exists()
+    assert list((tmp_path / "my-project" / ".a0proj" / "handover").glob("*.md"))
+
+
+def test_a_project_root_that_does_not_exist_fails_before_any_model_call():
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from specialist_handover import build_graph
+    from tests.support.models import ScriptedChatModel
+
+    model = ScriptedChatModel(script=[])
+    built = build_graph(checkpointer=InMemorySaver(), model=model)
+    config = {"configurable": {"thread_id": "t1"}}
+    with pytest.raises(ValueError, match="project_root '/abs/path/to/project' does not exist"):
+        built.invoke(
+            {"messages": [("user", "hi")]},
+            config,
+            context={"project_root": "/abs/path/to/project", "model": "offline"},
+        )
+    assert model.requests == [] and built.get_state(config).values == {}
 
 
 def test_the_guides_tool_snippet_runs(tmp_path, capsys):
