@@ -178,6 +178,9 @@ class ConsultEntry(TypedDict):
     """The answer (cut to the cap) once answered, the `ERROR: ...` line on error."""
     tokens: int
     """Tokens of `text`."""
+    usage: NotRequired[HoldUsage]
+    """An answered entry: the consultant's model calls and tokens (its `handover_id` is the
+    entry's package's)."""
 
 
 class ConsultRound(TypedDict):
@@ -187,6 +190,9 @@ class ConsultRound(TypedDict):
     call_id: str
     from_agent: str
     entries: list[ConsultEntry]
+    records: NotRequired[list[HandoverRecord]]
+    """The `consult` trail records of the entries sent, written when the answers are gathered
+    (each with its consultant's `usage`)."""
 
 
 class ConsultAnswer(TypedDict):

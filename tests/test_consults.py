@@ -359,6 +359,32 @@ def test_each_consult_is_in_the_trail_with_its_question_tokens_and_briefing(ctx)
     assert f"❓ {QUESTION}" in out.getvalue()
 
 
+def test_each_consult_record_carries_its_consultants_usage_and_stats_sum_it(ctx):
+    def costly(tokens_in: int) -> ScriptedChatModel:
+        reply = AIMessage(
+            "My view.",
+            usage_metadata={"input_tokens": tokens_in, "output_tokens": 7, "total_tokens": 0},
+        )
+        return ScriptedChatModel(fallback=lambda m: reply.model_copy(update={"id": None}))
+
+    call = consult_call(("solution_architect", "a?"), ("frontend_designer", "b?"))
+    graph, _ = scripted_build([call], solution_architect=costly(100), frontend_designer=costly(40))
+    run(graph, "ask them", ctx)
+    config = {"configurable": {"thread_id": "c"}}
+    records = graph.get_state(config).values["handovers"]
+    usage = {r["to_agent"]: r["usage"] for r in records if r["kind"] == "consult"}
+    assert {
+        name: (u["model_calls"], u["input_tokens"], u["output_tokens"]) for name, u in usage.items()
+    } == {
+        "solution_architect": (1, 100, 7),
+        "frontend_designer": (1, 40, 7),
+    }
+    assert all(u["handover_id"] for u in usage.values())
+    stats = graph.stats(config)
+    assert (stats["consults"], stats["specialist_model_calls"]) == (2, 2)
+    assert (stats["specialist_input_tokens"], stats["specialist_output_tokens"]) == (140, 14)
+
+
 def test_each_consult_appends_a_briefing_entry_that_says_it_is_a_consult(ctx):
     store = InMemoryStore()
     graph = build_graph(checkpointer=InMemorySaver(), store=store)

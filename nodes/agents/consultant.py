@@ -38,8 +38,9 @@ from ...state import (
     message_text,
 )
 from ...state.langgraph_internals import run_checkpointer
-from ...state.schema import CONSULTANT_NODE
+from ...state.schema import CONSULTANT_NODE, ConsultEntry, HoldUsage
 from ..handover.consult_message import ConsultTask, question_message
+from ..handover.cost import hold_usage
 from ..handover.handover_to_specialist import package_message
 from ..handover.transfer import TRANSFERS
 from ..history.archive import stored_transcript
@@ -116,12 +117,14 @@ def make_consultant_node(  # type: ignore[no-untyped-def]
             consult=True,
         )
         status: Literal["answered", "error"] = "answered"
+        usage: HoldUsage | None = None
         try:
             run_config = member_config(config, member=member, marker=profile.marker)
             ran = yield agent, {"messages": view, "model_calls": 0}, run_config
             added = [m for m in ran if m.id not in seen and isinstance(m, AIMessage)]
             last = added[-1] if added else None
             text = answer_of(last, agent=name)
+            usage = hold_usage(None, str(data["package"].get("handover_id") or ""), added)
             if last is not None and last.response_metadata.get(REMOTE_FAILED):
                 status = "error"  # its remote server failed: the reply is the ERROR line
         except GraphBubbleUp:
@@ -129,17 +132,17 @@ def make_consultant_node(  # type: ignore[no-untyped-def]
         except Exception as exc:  # noqa: BLE001 - one consultant's failure is its entry's only
             status, text = "error", failure_text(name, exc)
         text, tokens = cut_answer(text, cap=cap, counter=counter)
-        answer: ConsultAnswer = {
-            "call_id": data["call_id"],
-            "answer": {
-                "index": data["index"],
-                "specialist": name,
-                "question": data["question"],
-                "status": status,
-                "text": text,
-                "tokens": tokens,
-            },
+        entry: ConsultEntry = {
+            "index": data["index"],
+            "specialist": name,
+            "question": data["question"],
+            "status": status,
+            "text": text,
+            "tokens": tokens,
         }
+        if usage is not None:  # what its model calls used (the consult's trail record)
+            entry["usage"] = usage
+        answer: ConsultAnswer = {"call_id": data["call_id"], "answer": entry}
         return {"consult": answer}
 
     return both_ways(CONSULTANT_NODE, consultant)

@@ -113,7 +113,7 @@ def make_consult_node(*, profiles: ProfileRegistry, counter_for: CounterFor):  #
         """Check the consult, review it if asked, write the briefings, send one task each."""
         ctx = coerce_context(runtime.context)
         update, goto = plan_consult(state, ctx, profiles, counter_for, runtime.store)
-        for record in update.get("handovers") or []:
+        for record in (update.get("consult") or {}).get("records") or []:
             if record["kind"] == "consult":
                 get_stream_writer()(cost_event(record))  # one per specialist asked
         return Command(update=update, goto=goto)
@@ -262,11 +262,10 @@ def plan_consult(
     for done in committed:
         share_briefing(store, done, caller)
     round_: ConsultRound = {"call_id": call["id"], "from_agent": caller, "entries": entries}
-    update: dict[str, Any] = {"handovers": records}
     if not sends:  # no one to ask: answer the call now
-        update["messages"] = [consult_result(round_), *others]
-        return update, ORCHESTRATOR
-    update["consult"] = round_
+        return {"handovers": records, "messages": [consult_result(round_), *others]}, ORCHESTRATOR
+    # the consult's records wait in the round for their consultants' usage, in the call's order
+    update: dict[str, Any] = {"consult": {**round_, "records": records}}
     if others:
         update["messages"] = others
     return update, sends
@@ -299,6 +298,17 @@ def make_answers_node():  # type: ignore[no-untyped-def]
         update: dict[str, Any] = {"consult": None}
         if round_["call_id"] in pending:
             update["messages"] = [consult_result(round_, cap=cap)]
+        used = {
+            u["handover_id"]: u
+            for e in round_["entries"]
+            if isinstance(u := e.get("usage"), dict) and u.get("handover_id")
+        }
+        records = [r for r in round_.get("records") or [] if isinstance(r, dict)]
+        if records:  # each consult's record, with what its consultant's model calls used
+            update["handovers"] = [
+                {**r, "usage": used[r["handover_id"]]} if r.get("handover_id") in used else r
+                for r in records
+            ]
         return update
 
     return consult_answers
