@@ -57,6 +57,11 @@ SUPERSEDED = {
 }
 """The review answer a new message gives a handover still waiting for review."""
 
+RESOLVED = {"resolved": True}
+"""The review answer of "Mark as Resolved" (Agent Chat UI sends a run with
+`Command(goto="__end__")` while a review waits): nothing is handed over, and the turn ends
+with a note saying so."""
+
 
 @dataclass(frozen=True)
 class ThreadFacts:
@@ -233,6 +238,8 @@ class HandoverGraph(CompiledStateGraph):
             facts = self._facts(input, config)
             checked = self.checked_input(input, kwargs.get("context"), facts)
             reviewed = _in_review(kwargs) if facts.reviewing else kwargs
+            if facts.reviewing and _resolves(checked):
+                checked = Command(resume=RESOLVED)
             if facts.reviewing and _sends_messages(checked):
                 yield from super().stream(Command(resume=SUPERSEDED), _aside(config), **reviewed)
                 config = _at_head(config)
@@ -249,6 +256,8 @@ class HandoverGraph(CompiledStateGraph):
                 self.checked_input, input, kwargs.get("context"), facts
             )
             reviewed = _in_review(kwargs) if facts.reviewing else kwargs
+            if facts.reviewing and _resolves(checked):
+                checked = Command(resume=RESOLVED)
             if facts.reviewing and _sends_messages(checked):
                 superseding = super().astream(
                     Command(resume=SUPERSEDED), _aside(config), **reviewed
@@ -334,6 +343,15 @@ def _at_head(config: Any) -> Any:
     configurable = {**((config or {}).get("configurable") or {})}
     configurable.pop("checkpoint_id", None)
     return {**config, "configurable": configurable}
+
+
+def _resolves(payload: Any) -> bool:
+    """A run that only goes to the end (`Command(goto="__end__")`, no resume, no message):
+    what "Mark as Resolved" sends."""
+    if not isinstance(payload, Command) or payload.resume is not None or payload.update:
+        return False
+    goto = payload.goto if isinstance(payload.goto, list | tuple) else [payload.goto]
+    return list(goto) == [END]
 
 
 def _is_review_answer(resume: Any) -> bool:

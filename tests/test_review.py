@@ -117,7 +117,7 @@ def test_an_edit_is_validated_counted_and_carried_out_at_once(setup):
         ({"specialist_profile": "a0_software_orchestrator"}, "cannot be turned into a return"),
         ({"topic": "!!!"}, "has no usable characters"),
         ({"project_root": "/etc"}, "ERROR: cannot edit project_root"),
-        ({"decisions": "not a list"}, "ERROR: decisions must be a list of strings"),
+        ({"decisions": 42}, "ERROR: decisions must be a list of strings"),
     ],
 )
 def test_an_invalid_edit_pauses_again_showing_the_error_and_the_package_as_it_stood(
@@ -131,6 +131,67 @@ def test_an_invalid_edit_pauses_again_showing_the_error_and_the_package_as_it_st
     assert briefings(ctx) == []
     out = graph.invoke(Command(resume=APPROVE), config, context=ctx)
     assert out["active_agent"] == "frontend_designer" and len(briefings(ctx)) == 1
+
+
+@pytest.mark.parametrize(
+    "sent",
+    [
+        '["Bold serif headline", "No carousel"]',
+        "Bold serif headline\n- No carousel\n",
+        "Bold serif headline; No carousel",
+    ],
+    ids=["json", "lines", "semicolons"],
+)
+def test_a_list_field_edited_as_a_form_sends_it_is_read_as_a_list(setup, sent):
+    """Agent Chat UI's edit form sends every field as a string."""
+    graph, config, ctx = setup
+    first = paused(graph.invoke({"messages": [("user", HERO)]}, config, context=ctx))
+    out = graph.invoke(Command(resume=editing(first, decisions=sent)), config, context=ctx)
+    assert out["active_agent"] == "frontend_designer"
+    handover = graph.get_state(config).values["handover"]
+    assert handover["decisions"][-2:] == ["Bold serif headline", "No carousel"]
+
+
+def test_an_invalid_edit_keeps_the_reviewers_values_in_the_form(setup):
+    graph, config, ctx = setup
+    first = paused(graph.invoke({"messages": [("user", HERO)]}, config, context=ctx))
+    edit = editing(first, return_condition="bogus", topic="hero v3")
+    again = paused(graph.invoke(Command(resume=edit), config, context=ctx))
+    (request,) = again["action_requests"]
+    assert request["args"]["return_condition"] == "bogus" and request["args"]["topic"] == "hero v3"
+    assert "ERROR: invalid return_condition 'bogus'" in request["description"]
+    assert again["topic"] == first["topic"]  # the package as it stood: not applied
+
+
+def test_mark_as_resolved_ends_the_review_without_handing_over_and_says_so(setup):
+    """Agent Chat UI's "Mark as Resolved" sends a run with `Command(goto="__end__")`."""
+    graph, config, ctx = setup
+    graph.invoke({"messages": [("user", HERO)]}, config, context=ctx)
+    out = graph.invoke(Command(goto="__end__"), config, context=ctx)
+    state = graph.get_state(config)
+    assert state.next == () and not state.interrupts
+    assert out["active_agent"] == "orchestrator" and briefings(ctx) == []
+    assert out["messages"][-1].content.startswith("✅ Marked as resolved: I did not hand this over")
+    (refused,) = [r for r in state.values["handovers"] if r["kind"] == "refused"]
+    assert "marked as resolved" in refused["error"]
+    check_tool_history(out["messages"])
+    nxt = graph.invoke({"messages": [("user", "Thanks, what next?")]}, config, context=ctx)
+    assert nxt["messages"][-1].name == "orchestrator"
+
+
+def test_mark_as_resolved_ends_a_consult_review_too(ctx):
+    graph = build_graph(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "rc"}}
+    ctx = {**ctx, "review_handovers": True}
+    ask = "Ask the solution architect and the frontend designer: should the hero render on the server?"
+    graph.invoke({"messages": [("user", ask)]}, config, context=ctx)
+    assert graph.get_state(config).next == ("consult",)
+    out = graph.invoke(Command(goto="__end__"), config, context=ctx)
+    assert graph.get_state(config).next == ()
+    assert out["messages"][-1].content.startswith("✅ Marked as resolved: I did not consult")
+    answer = [m for m in out["messages"] if isinstance(m, ToolMessage)][-1]
+    assert "marked as resolved" in answer.content
+    check_tool_history(out["messages"])
 
 
 @pytest.mark.parametrize(

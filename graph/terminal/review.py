@@ -86,7 +86,10 @@ class TerminalReviewer:
                     "✏️  Edited; the graph checks it and hands over (an edit that does not "
                     "validate comes back with its error)."
                 )
-                args = {**((request.get("action_requests") or [{}])[0].get("args") or {}), **edit}
+                # the package as it stood (after an edit that did not validate, the action
+                # request's args hold that edit, for a form to show again)
+                shown = (request.get("action_requests") or [{}])[0].get("args") or {}
+                args = {**{k: request.get(k, v) for k, v in shown.items()}, **edit}
                 edited = {"name": "handover_to_specialist", "args": args}
                 return decisions({"type": "edit", "edited_action": edited})
 

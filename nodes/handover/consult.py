@@ -69,7 +69,7 @@ from .node import (
     tool_answer,
     trail_record,
 )
-from .review import ConsultSuperseded, Reviewable, review_consult
+from .review import RESOLVED_NOTE, ConsultSuperseded, Reviewable, review_consult
 from .transfer import chosen_transfer
 
 ANSWERS_NODE = "consult_answers"
@@ -185,16 +185,23 @@ def plan_consult(
             decided = iter(
                 review_consult(reviewable, prepare=prepare, check=_check_edit, from_agent=caller)
             )
-        except ConsultSuperseded:  # the person moved on: answered, and the turn ends
+        except ConsultSuperseded as ended:  # answered, and the turn ends
+            resolved = ended.args == (RESOLVED_NOTE,)  # the reviewer marked it as resolved
             note = graph_reply(
                 ORCHESTRATOR,
                 profiles[ORCHESTRATOR_PROFILE],
-                "⏸️ I did not consult the specialists: your new message came before the review, "
-                "so I'm answering that instead.",
+                "✅ Marked as resolved: I did not consult the specialists. Tell me what you "
+                "would like next."
+                if resolved
+                else "⏸️ I did not consult the specialists: your new message came before the "
+                "review, so I'm answering that instead.",
                 TURN_ENDED,
             )
             refusal = (
-                "ERROR: the consult was not reviewed: a new message came first, so no "
+                "ERROR: the consult was marked as resolved by the reviewer, so no specialist "
+                "was asked."
+                if resolved
+                else "ERROR: the consult was not reviewed: a new message came first, so no "
                 "specialist was asked."
             )
             return {"messages": [tool_answer(call, refusal), *others, note]}, END

@@ -56,7 +56,7 @@ from ..tools.names import HANDOVER, RETURN
 from .arguments import MODEL_ARGUMENTS, to_itself
 from .cost import cost_event, full_history_tokens
 from .handover_to_specialist import HandoverOutcome, perform_handover, prepare_handover
-from .review import ReviewSuperseded, review_handover
+from .review import ReviewResolved, ReviewSuperseded, review_handover
 from .transfer import TRANSFERS, chosen_transfer, transfer_refusal
 
 CounterFor = Callable[[str, HandoverContext], TokenCounter]
@@ -478,13 +478,14 @@ def run_handover(
     else:
         outcome = perform_handover({**args, **supplied}, **options(target))
     if isinstance(outcome, ReviewSuperseded):  # the person moved on: say so, end the turn
-        note = graph_reply(
-            caller,
-            profiles[_profile_of(caller)],
-            f"⏸️ I did not hand this over to {target}: your new message came before the "
-            "review, so I'm answering that instead.",
-            TURN_ENDED,
+        said = (
+            f"✅ Marked as resolved: I did not hand this over to {target}. Tell me what you "
+            "would like next."
+            if isinstance(outcome, ReviewResolved)
+            else f"⏸️ I did not hand this over to {target}: your new message came before the "
+            "review, so I'm answering that instead."
         )
+        note = graph_reply(caller, profiles[_profile_of(caller)], said, TURN_ENDED)
         answers = [*answers, note]
     if isinstance(outcome, str):
         return {

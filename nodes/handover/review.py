@@ -23,6 +23,9 @@ Resume with `Command(resume={"decisions": [decision]})`:
 - `{"type": "reject", "message": "..."}` answers the caller with an `ERROR:`
   that includes the message; nothing is written, and the caller goes on.
 
+An edit's list fields may come as a form sends them (`form_values`: a JSON list, lines or
+`;`). `{"resolved": True}` (what a run with `Command(goto="__end__")` becomes while a review
+waits: Agent Chat UI's "Mark as Resolved") ends the review without carrying anything out.
 The older `{"action": ...}` answers are gone.
 
 **A consult's review** (`review_consult`, below): with `review_handovers` on, the consult
@@ -52,6 +55,7 @@ with the error); `{"type": "reject", "message": "..."}` makes that entry an
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -88,7 +92,10 @@ def _added(prepared: PreparedHandover) -> dict[str, Any]:
 
 
 def review_payload(
-    prepared: PreparedHandover, from_agent: str, error: str | None
+    prepared: PreparedHandover,
+    from_agent: str,
+    error: str | None,
+    kept: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """What the reviewer sees: the package's fields (by the tool's argument names), its
     token figures and warnings, and the same as a human-in-the-loop action request."""
@@ -110,6 +117,8 @@ def review_payload(
     if error:
         payload["error"] = error
     args = {name: payload[name] for name in MODEL_ARGUMENTS}
+    # an edit that did not validate: the form shows the reviewer's values again, to fix
+    args.update({k: v for k, v in (kept or {}).items() if k in MODEL_ARGUMENTS})
     payload["action_requests"] = [
         {"name": HANDOVER, "args": args, "description": describe(payload)}
     ]
@@ -178,6 +187,38 @@ class ReviewSuperseded(str):
     ends with the caller saying so, and the new message is answered."""
 
 
+class ReviewResolved(ReviewSuperseded):
+    """The `ERROR:` answer of a handover the reviewer marked as resolved (Agent Chat UI's "Mark
+    as Resolved": a run with `Command(goto="__end__")`): not carried out, the turn ends with
+    the caller saying so."""
+
+
+LIST_FIELDS = ("decisions", "artifacts")
+
+
+def form_values(fields: dict[str, Any]) -> dict[str, Any]:
+    """An edit's list fields as a form sends them (Agent Chat UI sends every field as a
+    string): a JSON list, one item per line (a leading `-` or `*` dropped), or items
+    separated by `;`. Anything else is left for validation to word."""
+    out = dict(fields)
+    for name in LIST_FIELDS:
+        value = out.get(name)
+        if not isinstance(value, str):
+            continue
+        text = value.strip()
+        if text.startswith("["):
+            try:
+                out[name] = json.loads(text)
+                continue
+            except ValueError:
+                pass
+        parts = text.splitlines() if "\n" in text else text.split(";")
+        out[name] = [
+            p.strip().lstrip("-*•").strip() for p in parts if p.strip().lstrip("-*•").strip()
+        ]
+    return out
+
+
 def review_decisions(answer: Any, *, count: int, name: str, how: str) -> Decisions | str:
     """The decisions of a resume value in LangChain's human-in-the-loop format, one per action
     request (`count` of them, for the tool `name`): (approve | edit | reject | superseded,
@@ -185,6 +226,8 @@ def review_decisions(answer: Any, *, count: int, name: str, how: str) -> Decisio
     says how to answer). A new message that came first answers `{"superseded": True}`."""
     if isinstance(answer, dict) and answer.get("superseded") is True:
         return [("superseded", {})] * count
+    if isinstance(answer, dict) and answer.get("resolved") is True:  # "Mark as Resolved"
+        return [("resolved", {})] * count
     decisions = answer.get("decisions") if isinstance(answer, dict) else None
     if not isinstance(decisions, list) or len(decisions) != count:
         plural = "decision" if count == 1 else "decisions"
@@ -237,10 +280,21 @@ def review_handover(
     prepared = prepare(args)
     if isinstance(prepared, str):
         return prepared  # the model's own arguments do not validate: nothing to review
-    payload = partial(review_payload, prepared, from_agent)
+    kept: dict[str, Any] = {}
     error: str | None = None
     while True:
-        ((kind, fields),) = _decided(payload, error, count=1, name=HANDOVER, how=HOW_TO_ANSWER)
+        ((kind, fields),) = _decided(
+            partial(review_payload, prepared, from_agent, kept=kept),
+            error,
+            count=1,
+            name=HANDOVER,
+            how=HOW_TO_ANSWER,
+        )
+        if kind == "resolved":
+            return ReviewResolved(
+                f"ERROR: the handover to {args.get('specialist_profile')} was marked as resolved "
+                "by the reviewer, so it was not carried out."
+            )
         if kind == "superseded":
             return ReviewSuperseded(
                 f"ERROR: the handover to {args.get('specialist_profile')} was not reviewed: a "
@@ -254,12 +308,13 @@ def review_handover(
             )
         if kind == "approve":
             return commit_handover(prepared)
+        fields = form_values(fields)
         edited = {**args, **fields}
         problem = _uneditable(fields, MODEL_ARGUMENTS) or check(edited.get("specialist_profile"))
         candidate = prepare(edited) if problem is None else problem
         if not isinstance(candidate, str):
             return commit_handover(candidate)
-        error = candidate  # not applied: the package as it stood, with the error
+        error, kept = candidate, fields  # not applied: the package as it stood, with the error
 
 
 # --- a consult: one action request per entry ----------------------------------------------
@@ -290,7 +345,11 @@ CheckEntry = Callable[[ConsultRequest, dict[str, Any], list[str]], str | None]
 
 
 class ConsultSuperseded(Exception):
-    """A new message came before the review: the consult is not carried out."""
+    """A new message came before the review (or the reviewer marked it as resolved,
+    `RESOLVED_NOTE` its argument): the consult is not carried out."""
+
+
+RESOLVED_NOTE = "resolved"
 
 
 def consult_review_payload(
@@ -357,6 +416,8 @@ def review_consult(
         decisions = _decided(
             payload, error, count=len(items), name=CONSULT, how=CONSULT_HOW_TO_ANSWER
         )
+        if any(kind == "resolved" for kind, _ in decisions):
+            raise ConsultSuperseded(RESOLVED_NOTE)
         if any(kind == "superseded" for kind, _ in decisions):
             raise ConsultSuperseded
         outcomes: list[PreparedHandover | str] = []
@@ -370,6 +431,7 @@ def review_consult(
                     f"{reviewer_reason(fields.get('message'))} Go on without this answer."
                 )
             else:
+                fields = form_values(fields)
                 edited = {**item.args, **fields}
                 others = profiles[:i] + profiles[i + 1 :]
                 problem = _uneditable(fields, EDITABLE) or check(item.entry, edited, others)
