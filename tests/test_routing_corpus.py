@@ -173,6 +173,34 @@ def test_chit_chat_stays_with_the_orchestrator(text):
     assert not reply.tool_calls
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "We are building a billing service in Go with Postgres. What can you do?",
+        "Our shop runs on Laravel and MySQL. How can your team help us?",
+        "we use Go and Postgres, what kind of things can you do for us?",
+    ],
+)
+def test_a_question_about_what_the_team_can_do_stays_whatever_the_stack(text):
+    assert choose_specialist(text) is None
+    reply = OfflineChatModel().bind_tools(orchestrator_tools()).invoke([("user", text)])
+    assert not reply.tool_calls and "orchestrator" in reply.content
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("what can you do about the memory leak in our Go service?", "test_debug_engineer"),
+        (
+            "We use Go. Can you fix the flaky tests, and what else can you do?",
+            "test_debug_engineer",
+        ),
+    ],
+)
+def test_a_capability_question_that_also_asks_for_work_hands_over(text, expected):
+    assert choose_specialist(text)[0] == expected
+
+
 def test_off_topic_text_and_context_alone_do_not_hand_over():
     assert choose_specialist("the weather is nice") is None
     assert choose_specialist("My manager says hello") is None
@@ -209,6 +237,8 @@ def test_statements_of_facts_do_not_hand_over_without_a_keyword(text):
         "the build trows an eror",  # a typo'd problem word still reads as a report
         "Write tests for the parser",
         "Containerise the app",
+        "Now write the migrations for the orders table",  # a follow-up: lead-ins, then the verb
+        "OK, next containerise it",
     ],
 )
 def test_asks_read_as_asks(text):

@@ -3,7 +3,8 @@
 The tables (`lexicon.txt`) say which words mean much the same thing (`SYNONYMS`), which say
 nothing about who should do the work (`STOP_WORDS`) and which are small talk (`CHIT_CHAT`), and
 with `ASK_PHRASES` and `PROBLEM_PHRASES` what wording reads as an ask rather than a statement of
-facts (`PROBLEM_WORDS`, `REQUEST_VERBS`, `STATEMENT_STARTERS`, `ASK_SECOND_WORDS`: `is_ask`).
+facts (`PROBLEM_WORDS`, `REQUEST_VERBS`, `STATEMENT_STARTERS`, `ASK_SECOND_WORDS`, `LEAD_INS`:
+`is_ask`); `CAPABILITY_QUESTION` is a question about what the team can do.
 `words` splits a text into words, `stem` reduces a word to its stem, `terms` gives the stems of a
 text's content words, and `synonym_index`, `synonym_phrases` and `synonyms_of` look the synonym
 table up.
@@ -50,6 +51,7 @@ PROBLEM_WORDS = _word_set("PROBLEM_WORDS")
 REQUEST_VERBS = _word_set("REQUEST_VERBS")
 STATEMENT_STARTERS = _word_set("STATEMENT_STARTERS")
 ASK_SECOND_WORDS = _word_set("ASK_SECOND_WORDS")
+LEAD_INS = _word_set("LEAD_INS")
 
 STEM_EXCEPTIONS = {"production": "production", "productions": "production"}
 """Words the suffix rules would merge with another meaning (`production` is not `product`)."""
@@ -70,6 +72,25 @@ PROBLEM_PHRASES = re.compile(
     r"keeps? (climbing|growing|crashing|failing|dying))\b|[a-z](error|exception)\b",
     re.I,
 )
+
+_SUBJECT = (
+    r"(?:you|u|your team|y'?all)"
+    r"(?: (?:and|or) your (?:team|specialists|experts|agents|colleagues))?"
+    r"(?: guys| all| folks| people)?(?: actually| exactly| even| really)?"
+)
+CAPABILITY_QUESTION = re.compile(
+    r"\b(?:(?:what(?: else| exactly| all)?|what (?:kinds?|sorts?|types?) of "
+    r"(?:things|stuff|work|tasks|help|jobs)) (?:can|could|do) "
+    + _SUBJECT
+    + r" (?:do|offer|handle|help(?: (?:me|us))?(?: with)?)"
+    r"|how (?:can|could|would|might|do) " + _SUBJECT + r" help(?: (?:me|us|out))*"
+    r"|what (?:are you|is your team) (?:able|capable)(?: of| to do)"
+    r"|what are your (?:capabilities|skills|strengths)"
+    r")(?: for (?:me|us|my \w+|our \w+))?(?: here| exactly| then)?\s*(?:[?.!]+|$)",
+    re.I | re.M,
+)
+"""A question about what the team can do, ending its sentence ("What can you do?", "How can
+you help us?"); "what can you do about the leak?" asks for something else."""
 
 # -- words and stems ------------------------------------------------------------------------
 _INFLECTION = ("ies", "sses", "es", "s", "ing", "ed", "ly")
@@ -162,12 +183,28 @@ def is_ask(text: str, keys: Iterable[str] = ()) -> bool:
     if any(w in PROBLEM_WORDS for _, w in words(text)) or _PROBLEM_STEMS & set(keys):
         return True
     for clause in re.split(r"[.!;:\n]+|,\s+", text):
-        first = [w for _, w in words(clause) if w not in CHIT_CHAT or w in REQUEST_VERBS][:2]
-        if first and first[0] in REQUEST_VERBS:
-            return True
-        if len(first) == 2 and first[0] not in STATEMENT_STARTERS and first[1] in ASK_SECOND_WORDS:
-            return True
+        content = [w for _, w in words(clause) if w not in CHIT_CHAT or w in REQUEST_VERBS]
+        led = content[:4]  # a follow-up's verb comes after its lead-ins: "Now write the ..."
+        while led[:1] and led[0] in LEAD_INS:
+            led = led[1:]
+        for first in (content[:2], led[:2]):
+            if first and first[0] in REQUEST_VERBS:
+                return True
+            if (
+                len(first) == 2
+                and first[0] not in STATEMENT_STARTERS
+                and first[1] in ASK_SECOND_WORDS
+            ):
+                return True
     return False
+
+
+def is_capability_question(text: str) -> bool:
+    """True when the text asks what the team can do and asks nothing else: "We are building a
+    billing service in Go. What can you do?" (the rest is context); "Can you fix the tests, and
+    what else can you do?" asks for work too."""
+    rest, found = CAPABILITY_QUESTION.subn(" ", text)
+    return bool(found) and not is_ask(rest)
 
 
 def terms(text: str) -> set[str]:

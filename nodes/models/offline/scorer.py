@@ -25,7 +25,9 @@ planning). The best total wins, and hands over when:
   phrases and is not nearest to something the orchestrator keeps.
 
 A request made only of stop words and chit-chat words ("hi", "thanks!", "what
-can you do?") is nobody's.
+can you do?") is nobody's, and with an orchestrator to stay with, so is a question
+about what the team can do whose other sentences only set the scene ("We build a
+billing service in Go. What can you do?": `is_capability_question`).
 
 The words, stems, tables and `is_ask` are in `lexicon.py`, the index of a profile set in
 `index.py` and `examples.py`, the weights in `weights.py`.
@@ -42,7 +44,7 @@ from dataclasses import dataclass, field, replace
 from ....specialists import Profile
 from .examples import example_index_for
 from .index import index_for
-from .lexicon import is_ask, stem, synonym_index, terms
+from .lexicon import is_ask, is_capability_question, stem, synonym_index, terms
 from .reading import Word, request_words
 from .weights import EXAMPLE, KEYWORD_PHRASE, MAX_TERMS, NEAR_DUPLICATE, SYNONYM, THRESHOLD, TYPO
 
@@ -125,6 +127,8 @@ def best_profile(
     A candidate's total is its lexical score (`score_profiles`) plus `EXAMPLE` times its votes
     among the request's nearest example requests (`examples.py`)."""
     if not profiles or is_chit_chat(text):
+        return None
+    if stay is not None and is_capability_question(text):  # "we use Go. What can you do?"
         return None
     # the orchestrator's prompt and description speak of everyone's work ("understands the
     # request ... routes it"): it stays on its keywords and its examples only
