@@ -129,8 +129,9 @@ def build_graph(
     add_agent(ORCHESTRATOR_PROFILE)
     builder.add_node(
         HANDOVER_NODE,
-        make_handover_node(registry, models.counter_for),
-        destinations=(ORCHESTRATOR, *registry.specialists, END),
+        make_handover_node(registry, models.counter_for, label=label_replies),
+        # itself too: a reviewer's edit that did not validate is reviewed again, as a new call
+        destinations=(ORCHESTRATOR, *registry.specialists, HANDOVER_NODE, END),
     )
     for name in registry.specialists:
         add_agent(name)
@@ -138,7 +139,7 @@ def build_graph(
     members = [ORCHESTRATOR, *registry.specialists]
     builder.add_node(
         CONSULT_NODE,
-        make_consult_node(profiles=registry, counter_for=models.counter_for),
+        make_consult_node(profiles=registry, counter_for=models.counter_for, label=label_replies),
         destinations=(CONSULTANT_NODE, ORCHESTRATOR, END),
     )
     builder.add_node(
@@ -146,7 +147,7 @@ def build_graph(
         make_consultant_node(agents=consultants, models=models),
         input_schema=ConsultTask,
     )
-    builder.add_node(ANSWERS_NODE, make_answers_node())
+    builder.add_node(ANSWERS_NODE, make_answers_node(registry, label=label_replies))
     builder.add_edge(CONSULTANT_NODE, ANSWERS_NODE)
     builder.add_edge(ANSWERS_NODE, ORCHESTRATOR)
     known = frozenset(members)

@@ -208,8 +208,18 @@ def test_consultants_run_in_one_step_and_answer_in_one_tool_message_in_the_calls
         ("HumanMessage", None),
         ("AIMessage", "orchestrator"),
         ("ToolMessage", CONSULT),
+        ("AIMessage", "solution_architect"),
+        ("AIMessage", "frontend_designer"),
         ("AIMessage", "orchestrator"),
-    ]  # the consultants' own steps are not in the conversation
+    ]  # the consultants' own steps are not in the conversation: only each answer, under its
+    # speaker's name, for the person reading (the orchestrator reads them in the tool message)
+    shown = values["messages"][3:5]
+    assert all(m.response_metadata.get("for_readers") for m in shown)
+    tool_text = consult_answer(values).content
+    for m, who in zip(shown, ("solution architect", "frontend designer"), strict=True):
+        assert m.content.startswith(f"As the {who}") and m.content[:80] in tool_text
+    after = model.requests[-1]  # the orchestrator's answer: the tool message, not the copies
+    assert [type(m).__name__ for m in after[-2:]] == ["AIMessage", "ToolMessage"]
     text = consult_answer(values).content
     assert text.index("[1] solution_architect") < text.index("[2] frontend_designer")
     assert values["messages"][-1].content.startswith("I asked the specialists at once.")

@@ -145,11 +145,17 @@ def test_after_reply_answers_once_then_next_turn_goes_to_orchestrator(ctx):
     values = say(graph, "Quick question: which css unit for the hero layout?", ctx)
     state = state_of(graph)
     assert state["handovers"][0]["return_condition"] == "after_reply"
-    assert values["messages"][-1].name == "frontend_designer"
+    answer, note = values["messages"][-2:]
+    assert answer.name == "frontend_designer"
+    # a chat shows the hand-back: the orchestrator says it holds the thread now
+    assert note.name == "orchestrator" and note.content.startswith("↩️ The frontend designer")
+    assert "your next message comes to me" in note.content
     assert values["active_agent"] == "orchestrator"
     before = len(model.requests)
     say(graph, "Thanks. Hello again.", ctx)
     assert "(profile `a0_software_orchestrator`)" in system_text(model.requests[before])
+    # the note is for the person reading: no model request holds it
+    assert not any("↩️" in str(m.content) for r in model.requests[before:] for m in r)
 
 
 def test_active_agent_routes_each_turn_on_one_thread(ctx):

@@ -161,6 +161,46 @@ def test_an_invalid_edit_keeps_the_reviewers_values_in_the_form(setup):
     assert request["args"]["return_condition"] == "bogus" and request["args"]["topic"] == "hero v3"
     assert "ERROR: invalid return_condition 'bogus'" in request["description"]
     assert again["topic"] == first["topic"]  # the package as it stood: not applied
+    # the conversation says so too: the call is answered with the error and made again
+    messages = graph.get_state(config).values["messages"]
+    note, remade = messages[-2:]
+    assert note.status == "error" and note.content.startswith(
+        "ERROR: the reviewer's edit was not applied: invalid return_condition 'bogus'"
+    )
+    assert remade.tool_calls[0]["args"]["return_condition"] == first["return_condition"]
+    check_tool_history(messages[:-1])  # the new call waits for its review
+    out = graph.invoke(Command(resume=APPROVE), config, context=ctx)
+    assert out["active_agent"] == "frontend_designer"
+    check_tool_history(out["messages"])
+
+
+def test_after_an_edit_the_call_in_the_conversation_carries_the_edited_arguments(setup):
+    """Stored messages never change: the edited call is answered, and made again as edited
+    (what LangChain's HumanInTheLoopMiddleware shows by replacing the call's arguments)."""
+    graph, config, ctx = setup
+    first = paused(graph.invoke({"messages": [("user", HERO)]}, config, context=ctx))
+    edit = editing(first, specialist_profile="quality_reviewer", decisions="Serif; No carousel")
+    out = graph.invoke(Command(resume=edit), config, context=ctx)
+    assert out["active_agent"] == "quality_reviewer"
+    calls = [m for m in out["messages"] if getattr(m, "tool_calls", None)]
+    assert [c.tool_calls[0]["args"]["specialist_profile"] for c in calls] == [
+        "frontend_designer",
+        "quality_reviewer",
+    ]
+    assert calls[-1].tool_calls[0]["args"]["decisions"] == ["Serif", "No carousel"]
+    results = [m for m in out["messages"] if isinstance(m, ToolMessage)]
+    assert results[0].content.startswith("The reviewer edited this handover (")
+    assert results[1].content.startswith("Handed over to quality_reviewer")
+    assert results[1].tool_call_id == calls[-1].tool_calls[0]["id"]
+    check_tool_history(out["messages"])
+
+
+def test_an_approval_or_an_edit_that_changes_nothing_keeps_one_call(setup):
+    graph, config, ctx = setup
+    first = paused(graph.invoke({"messages": [("user", HERO)]}, config, context=ctx))
+    out = graph.invoke(Command(resume=editing(first)), config, context=ctx)
+    assert out["active_agent"] == "frontend_designer"
+    assert sum(bool(getattr(m, "tool_calls", None)) for m in out["messages"]) == 1
 
 
 def test_mark_as_resolved_ends_the_review_without_handing_over_and_says_so(setup):
@@ -177,6 +217,24 @@ def test_mark_as_resolved_ends_the_review_without_handing_over_and_says_so(setup
     check_tool_history(out["messages"])
     nxt = graph.invoke({"messages": [("user", "Thanks, what next?")]}, config, context=ctx)
     assert nxt["messages"][-1].name == "orchestrator"
+
+
+def test_notes_that_end_a_review_carry_their_speakers_label_in_a_labelled_graph(ctx):
+    """The served graph labels every reply (`label_replies=True`); the notes a review's end
+    writes are replies too, and a chat that shows text only must say who speaks."""
+    graph = build_graph(checkpointer=InMemorySaver(), label_replies=True)
+    ctx = {**ctx, "review_handovers": True}
+    ask = "Ask the solution architect and the frontend designer: should the hero render on the server?"
+    for thread, first in (("h", HERO), ("c", ask), ("n", HERO)):
+        config = {"configurable": {"thread_id": thread}}
+        graph.invoke({"messages": [("user", first)]}, config, context=ctx)
+        if thread == "n":  # a new message supersedes the review
+            out = graph.invoke({"messages": [("user", "Never mind, hello.")]}, config, context=ctx)
+            note = next(m for m in out["messages"] if "⏸️" in str(m.content))
+        else:
+            out = graph.invoke(Command(goto="__end__"), config, context=ctx)
+            note = out["messages"][-1]
+        assert note.content.startswith("🧭 **orchestrator**\n\n"), note.content
 
 
 def test_mark_as_resolved_ends_a_consult_review_too(ctx):
@@ -213,6 +271,10 @@ def test_reject_answers_the_caller_with_the_reason_and_writes_nothing(setup, rea
     )  # one full stop, whether the reason ends with one or not
     assert out["active_agent"] == "orchestrator"
     assert out["messages"][-1].name == "orchestrator"  # the caller went on and answered
+    # what it tells the person is not the line meant for the model
+    said = out["messages"][-1].content
+    assert "rejected by the reviewer: we do the hero in-house" in said
+    assert "Carry on without it" not in said and ".)" not in said
     assert briefings(ctx) == []
     check_tool_history(out["messages"])
 

@@ -25,7 +25,9 @@ def expected_edges() -> set[tuple[str, str, bool]]:
     edges |= {("orchestrator", t, True) for t in ("handover", "consult", END)}
     for name in SPECIALISTS:
         edges |= {(name, t, True) for t in ("handover", "orchestrator", END)}
-    edges |= {("handover", t, True) for t in [*MEMBERS, END]}
+    # the handover node goes to itself too: a reviewer's edit that did not validate is
+    # answered and made again as a new call, reviewed again
+    edges |= {("handover", t, True) for t in [*MEMBERS, "handover", END]}
     edges |= {("consult", t, True) for t in ("consultant", "orchestrator", END)}
     edges |= {("consultant", "consult_answers", False), ("consult_answers", "orchestrator", False)}
     return edges

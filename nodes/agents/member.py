@@ -32,7 +32,8 @@ has `messages`):
    too: `user_request` keeps the conversation (the end), `after_reply` hands back
    (the end; the next user turn goes to the orchestrator), `task_complete` hands
    back to the orchestrator, which answers now. A remote specialist whose run
-   failed (`remote.py`) hands back and the orchestrator answers.
+   failed (`remote.py`) hands back and the orchestrator answers; an A2A specialist
+   that asks for input (`a2a.py`) keeps the conversation.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ from langgraph.pregel import Pregel
 from langgraph.runtime import Runtime, get_runtime
 from langgraph.types import Command
 
-from ...specialists import Profile
+from ...specialists import ORCHESTRATOR_PROFILE, Profile
 from ...state import (
     MEMBER_RUN_KEY,
     ORCHESTRATOR,
@@ -73,14 +74,21 @@ from ..handover.node import describe_trail, refused_calls, return_hop, return_up
 from ..handover.transfer import chosen_transfer, transferred_messages
 from ..history.archive import archive_removals, stored_transcript
 from ..history.budget import fit_messages
-from ..history.conversation import messages_since, own_view, pending_tool_calls, window_of_turns
+from ..history.conversation import (
+    FOR_READERS,
+    graph_reply,
+    messages_since,
+    own_view,
+    pending_tool_calls,
+    window_of_turns,
+)
 from ..history.extractive import extractive_summary
 from ..ledger.entries import outcome_entries, user_entries
 from ..ledger.memory import ledger_appendix
 from ..ledger.recall import recall_cards
 from ..models.resolve import ModelChoice
 from ..tools.names import CONSULT
-from .remote import REMOTE_FAILED
+from .remote import AWAITS_USER, REMOTE_FAILED
 from .replies import MAX_TURNS_REACHED, stop_message, stored_replies, used_call_ids
 
 
@@ -214,6 +222,19 @@ def stage2_package_text(handover: dict[str, Any], ledger: list[Any]) -> str:
     return f"{rendered}\n\n{appendix}" if appendix and rendered else rendered or appendix
 
 
+def handed_back_note(profile: Profile, models: ModelChoice, label: bool) -> AIMessage:
+    """The orchestrator's note, after a specialist's `after_reply` answer, that it holds the
+    conversation again (a chat shows nothing else of the hand-back)."""
+    return graph_reply(
+        ORCHESTRATOR,
+        models.profiles[ORCHESTRATOR_PROFILE],
+        f"↩️ The {profile.title} handed the conversation back: your next message comes to me, "
+        "the orchestrator.",
+        FOR_READERS,
+        label=label,
+    )
+
+
 def make_agent_node(  # type: ignore[no-untyped-def]
     *, name: str, profile: Profile, agent: Pregel, models: ModelChoice, label: bool = False
 ):
@@ -304,7 +325,8 @@ def make_agent_node(  # type: ignore[no-untyped-def]
         last = next((m for m in reversed(added) if isinstance(m, AIMessage)), None)
         if pending:  # a transfer: the handover node carries it out (or refuses it)
             return Command(update=update, goto=HANDOVER_NODE)
-        stopped = last is not None and bool(last.response_metadata.get(MAX_TURNS_REACHED))
+        flags = last.response_metadata if last is not None else {}
+        stopped = bool(flags.get(MAX_TURNS_REACHED) or flags.get(AWAITS_USER))
         condition = handover.get("root_return_condition") or handover.get("return_condition")
         failed = last is not None and bool(last.response_metadata.get(REMOTE_FAILED))
         then = after_reply(condition, failed=failed)
@@ -334,6 +356,9 @@ def make_agent_node(  # type: ignore[no-untyped-def]
         returned = return_update(name, handover, reason, usage)
         update.update(returned, handovers=[*refused, *returned["handovers"]])
         update["turn_trail"] = [*trail, return_hop(name)]
-        return Command(update=update, goto=ORCHESTRATOR if then == "hand_back_and_answer" else END)
+        if then == "hand_back_and_answer":
+            return Command(update=update, goto=ORCHESTRATOR)
+        update["messages"] = [*update["messages"], handed_back_note(profile, models, label)]
+        return Command(update=update, goto=END)
 
     return both_ways(name, steps, agent)

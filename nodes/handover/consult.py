@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from langchain_core.messages import ToolMessage
+from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.config import get_stream_writer
 from langgraph.graph import END
 from langgraph.runtime import Runtime
@@ -43,11 +43,12 @@ from ...state import (
     HandoverState,
     TokenCounter,
     coerce_context,
+    speaker_label,
     usable,
 )
 from ...state.schema import CONSULTANT_NODE
 from ..briefing.writer import quoted_line, quoted_text
-from ..history.conversation import graph_reply, pending_tool_calls
+from ..history.conversation import FOR_READERS, GRAPH_MADE, graph_reply, pending_tool_calls
 from ..tools.names import CONSULT
 from .arguments import SHARED, ConsultRequest, read_consult
 from .consult_message import ConsultTask
@@ -106,13 +107,15 @@ def consult_result(round_: ConsultRound, *, cap: int | None = None) -> ToolMessa
     )
 
 
-def make_consult_node(*, profiles: ProfileRegistry, counter_for: CounterFor):  # type: ignore[no-untyped-def]
+def make_consult_node(  # type: ignore[no-untyped-def]
+    *, profiles: ProfileRegistry, counter_for: CounterFor, label: bool = False
+):
     """The `consult` node of one build: its allow-list, and each profile's token counter."""
 
     def consult(state: HandoverState, runtime: Runtime[HandoverContext]) -> Command[Any]:
         """Check the consult, review it if asked, write the briefings, send one task each."""
         ctx = coerce_context(runtime.context)
-        update, goto = plan_consult(state, ctx, profiles, counter_for, runtime.store)
+        update, goto = plan_consult(state, ctx, profiles, counter_for, runtime.store, label)
         for record in (update.get("consult") or {}).get("records") or []:
             if record["kind"] == "consult":
                 get_stream_writer()(cost_event(record))  # one per specialist asked
@@ -127,9 +130,10 @@ def plan_consult(
     profiles: ProfileRegistry,
     counter_for: CounterFor,
     store: Any = None,
+    label: bool = False,
 ) -> tuple[dict[str, Any], Any]:
     """The consult node's update and where it goes next (`store`: the graph's, where each
-    briefing entry goes too)."""
+    briefing entry goes too; `label`: its notes open with their speaker's label)."""
     state = usable(state)
     caller = state.get("active_agent") or ORCHESTRATOR
     messages = state.get("messages", [])
@@ -196,6 +200,7 @@ def plan_consult(
                 else "⏸️ I did not consult the specialists: your new message came before the "
                 "review, so I'm answering that instead.",
                 TURN_ENDED,
+                label=label,
             )
             refusal = (
                 "ERROR: the consult was marked as resolved by the reviewer, so no specialist "
@@ -291,8 +296,34 @@ def _check_edit(entry: ConsultRequest, edited: dict[str, Any], others: list[str]
     return None
 
 
-def make_answers_node():  # type: ignore[no-untyped-def]
-    """The `consult_answers` node: the gathered answers as one tool message."""
+def shown_answers(round_: ConsultRound, profiles: ProfileRegistry, label: bool) -> list[AIMessage]:
+    """Each answer as its specialist's own message, for the person reading the chat (a chat
+    shows a tool message as plumbing): flagged `FOR_READERS`, so no model reads it twice."""
+    shown = []
+    for e in sorted(round_["entries"], key=lambda e: e["index"]):
+        if e["status"] != "answered" or e["specialist"] not in profiles:
+            continue
+        profile = profiles[e["specialist"]]
+        shown.append(
+            AIMessage(
+                content=(speaker_label(profile.emoji, e["specialist"]) if label else "")
+                + e["text"],
+                name=e["specialist"],
+                id=f"consult-{round_['call_id']}-{e['index']}",
+                response_metadata={
+                    "persona_marker": profile.marker,
+                    "persona_emoji": profile.emoji,
+                    FOR_READERS: True,
+                    GRAPH_MADE: True,
+                },
+            )
+        )
+    return shown
+
+
+def make_answers_node(profiles: ProfileRegistry, *, label: bool = False):  # type: ignore[no-untyped-def]
+    """The `consult_answers` node: the gathered answers as one tool message, then each as its
+    specialist's message for the reader."""
 
     def consult_answers(state: HandoverState, runtime: Runtime[HandoverContext]) -> dict[str, Any]:
         """Answer the pending consult call with every answer, in the call's order."""
@@ -304,7 +335,10 @@ def make_answers_node():  # type: ignore[no-untyped-def]
         cap = coerce_context(runtime.context).consult_answer_max_tokens
         update: dict[str, Any] = {"consult": None}
         if round_["call_id"] in pending:
-            update["messages"] = [consult_result(round_, cap=cap)]
+            update["messages"] = [
+                consult_result(round_, cap=cap),
+                *shown_answers(round_, profiles, label),
+            ]
         used = {
             u["handover_id"]: u
             for e in round_["entries"]

@@ -24,7 +24,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langgraph.config import get_stream_writer
@@ -32,7 +32,7 @@ from langgraph.graph import END
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from ...specialists import ORCHESTRATOR_PROFILE, ProfileRegistry
+from ...specialists import ORCHESTRATOR_PROFILE, Profile, ProfileRegistry
 from ...state import (
     ORCHESTRATOR,
     ActiveHandover,
@@ -45,10 +45,17 @@ from ...state import (
     coerce_context,
     usable,
 )
+from ...state.schema import HANDOVER_NODE
 from ..briefing.outcomes import last_time, write_outcome
 from ..briefing.shared import put_briefing
 from ..briefing.writer import now_utc
-from ..history.conversation import graph_reply, last_ai_index, pending_tool_calls, recent_turns
+from ..history.conversation import (
+    GRAPH_MADE,
+    graph_reply,
+    last_ai_index,
+    pending_tool_calls,
+    recent_turns,
+)
 from ..ledger.entries import outcome_entries, stated_entries
 from ..ledger.memory import ThreadMemory, thread_memory
 from ..redaction import redact
@@ -56,7 +63,7 @@ from ..tools.names import HANDOVER, RETURN
 from .arguments import MODEL_ARGUMENTS, to_itself
 from .cost import cost_event, full_history_tokens
 from .handover_to_specialist import HandoverOutcome, perform_handover, prepare_handover
-from .review import ReviewResolved, ReviewSuperseded, review_handover
+from .review import Reissued, ReviewResolved, ReviewSuperseded, review_handover
 from .transfer import TRANSFERS, chosen_transfer, transfer_refusal
 
 CounterFor = Callable[[str, HandoverContext], TokenCounter]
@@ -311,7 +318,9 @@ def check_handover(
     return None
 
 
-def make_handover_node(profiles: ProfileRegistry, counter_for: CounterFor):  # type: ignore[no-untyped-def]
+def make_handover_node(  # type: ignore[no-untyped-def]
+    profiles: ProfileRegistry, counter_for: CounterFor, *, label: bool = False
+):
     """The `handover` node of one build: its allow-list, and the target's token counter."""
 
     known = frozenset([ORCHESTRATOR, *profiles.specialists])
@@ -320,7 +329,7 @@ def make_handover_node(profiles: ProfileRegistry, counter_for: CounterFor):  # t
         """Carry out (or refuse) the calling agent's handover; then go to whoever holds the
         conversation, or end the run when this node ended the turn."""
         update = run_handover(
-            state, coerce_context(runtime.context), profiles, counter_for, runtime.store
+            state, coerce_context(runtime.context), profiles, counter_for, runtime.store, label
         )
         for record in update.get("handovers") or []:
             if record["kind"] == "handover":
@@ -329,6 +338,8 @@ def make_handover_node(profiles: ProfileRegistry, counter_for: CounterFor):  # t
         flags = added[-1].response_metadata if added and isinstance(added[-1], AIMessage) else {}
         if flags.get(LOOP_STOPPED) or flags.get(TURN_ENDED):  # its answer ends the turn
             return Command(update=update, goto=END)
+        if added and isinstance(added[-1], AIMessage) and added[-1].tool_calls:
+            return Command(update=update, goto=HANDOVER_NODE)  # an edited call, reviewed again
         return Command(update=update, goto=holder({**state, **update}, known))
 
     return handover
@@ -340,9 +351,10 @@ def run_handover(
     profiles: ProfileRegistry,
     counter_for: CounterFor,
     store: Any = None,
+    label: bool = False,
 ) -> dict[str, Any]:
     """The handover node's update for this state (`store`: the graph's, for shared briefings
-    and outcomes)."""
+    and outcomes; `label`: its notes open with their speaker's label)."""
     state = usable(state)
     caller = state.get("active_agent") or ORCHESTRATOR
     messages = state.get("messages", [])
@@ -422,6 +434,7 @@ def run_handover(
             f"⚠️ I stopped handing this over: {refusal.removeprefix('ERROR: ')} "
             "Tell me how you would like to go on, and I'll take it from here.",
             LOOP_STOPPED,
+            label=label,
         )
         record = trail_record(
             "refused",
@@ -463,10 +476,14 @@ def run_handover(
             return "ERROR: a reviewed handover cannot be turned into a return; reject it"
         return allowed(target=new_target)
 
-    outcome: HandoverOutcome | str
+    outcome: HandoverOutcome | Reissued | str
+    before: list[BaseMessage] = []  # an edited call, answered and made again with the edit
+    carried = call  # the call the handover answers: the edited one, when made again
     if refusal is not None:
         outcome = refusal
     elif ctx.review_handovers:
+        caller_call = messages[last_ai_index(messages)]
+        shown_again = caller_call.additional_kwargs.get(REVIEW_AGAIN) or {}
         outcome = review_handover(
             args,
             prepare=lambda edited: prepare_handover(
@@ -474,7 +491,15 @@ def run_handover(
             ),
             check=check,
             from_agent=caller,
+            kept=shown_again.get("kept"),
+            error=shown_again.get("error"),
         )
+        if isinstance(outcome, Reissued):
+            again = reissued_call(caller, profiles[_profile_of(caller)], outcome)
+            before = [tool_answer(call, outcome.note), *answers, again]
+            if outcome.outcome is None:  # not applied: the new call is reviewed again
+                return {"messages": before}
+            carried, answers, outcome = cast(Any, again.tool_calls[0]), [], outcome.outcome
     else:
         outcome = perform_handover({**args, **supplied}, **options(target))
     if isinstance(outcome, ReviewSuperseded):  # the person moved on: say so, end the turn
@@ -485,7 +510,7 @@ def run_handover(
             else f"⏸️ I did not hand this over to {target}: your new message came before the "
             "review, so I'm answering that instead."
         )
-        note = graph_reply(caller, profiles[_profile_of(caller)], said, TURN_ENDED)
+        note = graph_reply(caller, profiles[_profile_of(caller)], said, TURN_ENDED, label=label)
         answers = [*answers, note]
     if isinstance(outcome, str):
         return {
@@ -495,7 +520,7 @@ def run_handover(
     package = outcome.package
     specialist = package["specialist"]
     condition = package["return_condition"]
-    anchor = f"handover-{call['id']}"
+    anchor = f"handover-{carried['id']}"
     new_handover: ActiveHandover = {
         **package,
         "root_return_condition": current.get("root_return_condition", condition)
@@ -510,7 +535,11 @@ def run_handover(
     )
     return {
         **({"ledger": entries} if entries else {}),
-        "messages": [tool_answer(call, outcome.to_line(ctx.project_root), anchor), *answers],
+        "messages": [
+            *before,
+            tool_answer(carried, outcome.to_line(ctx.project_root), anchor),
+            *answers,
+        ],
         "active_agent": specialist,
         "handover": new_handover,
         "handover_depth": depth + 1,
@@ -527,6 +556,31 @@ def run_handover(
             )
         ],
     }
+
+
+REVIEW_AGAIN = "review_again"
+"""`additional_kwargs` key of a handover call the graph made again after an edit that did not
+validate: the reviewer's values (`kept`) and the `error`, shown when it is reviewed."""
+
+
+def reissued_call(caller: str, profile: Profile, reissued: Reissued) -> AIMessage:
+    """The caller's handover call made again with the reviewer's edit (or, when the edit did not
+    validate, with the arguments as they stood, to be reviewed again)."""
+    again = {"kept": reissued.kept, "error": reissued.error} if reissued.outcome is None else {}
+    return AIMessage(
+        content="",
+        name=caller,
+        id=f"msg-{uuid.uuid4().hex}",
+        tool_calls=[
+            {"name": HANDOVER, "args": reissued.args, "id": f"call_{uuid.uuid4().hex[:24]}"}
+        ],
+        additional_kwargs={REVIEW_AGAIN: again} if again else {},
+        response_metadata={
+            "persona_marker": profile.marker,
+            "persona_emoji": profile.emoji,
+            GRAPH_MADE: True,
+        },
+    )
 
 
 def holder(state: Any, known: frozenset[str]) -> str:

@@ -195,6 +195,19 @@ class ReviewResolved(ReviewSuperseded):
 
 LIST_FIELDS = ("decisions", "artifacts")
 
+CARRY_ON = " Carry on without it, or propose something else."
+GO_ON = " Go on without this answer."
+MODEL_HINTS = (CARRY_ON, GO_ON)
+"""The sentences of a refusal that tell the calling model what to do next: meant for the
+model, never shown to the user as if meant for them (`for_people`)."""
+
+
+def for_people(text: str) -> str:
+    """`text` without the sentences in it that are meant for the model (`MODEL_HINTS`)."""
+    for hint in MODEL_HINTS:
+        text = text.replace(hint, "")
+    return text
+
 
 def form_values(fields: dict[str, Any]) -> dict[str, Any]:
     """An edit's list fields as a form sends them (Agent Chat UI sends every field as a
@@ -269,52 +282,84 @@ def _decided(
         error = decisions
 
 
-def review_handover(
-    args: dict[str, Any], *, prepare: Prepare, check: Check, from_agent: str
-) -> HandoverOutcome | str:
-    """Pause until a person approves, edits or rejects; then carry it out or refuse.
+@dataclass
+class Reissued:
+    """A handover the reviewer edited: its call is answered with `note`, and the graph makes the
+    call again with `args` (stored messages never change, so the edited arguments live in a new
+    call). `outcome` is the edited handover carried out; None when the edit did not validate:
+    the new call (with the arguments as they stood) is reviewed again, the form showing the
+    reviewer's values (`kept`) and the `error`."""
 
-    An edit that does not validate is not applied: the reviewer sees the error
-    with the package as it stood, and answers again.
-    """
+    args: dict[str, Any]
+    note: str
+    outcome: HandoverOutcome | None = None
+    kept: dict[str, Any] | None = None
+    error: str | None = None
+
+
+def review_handover(
+    args: dict[str, Any],
+    *,
+    prepare: Prepare,
+    check: Check,
+    from_agent: str,
+    kept: dict[str, Any] | None = None,
+    error: str | None = None,
+) -> HandoverOutcome | Reissued | str:
+    """Pause until a person approves, edits or rejects; then carry it out, refuse it, or make
+    the edited call again (`Reissued`). `kept` and `error`: an earlier edit that did not
+    validate, shown again."""
     prepared = prepare(args)
     if isinstance(prepared, str):
         return prepared  # the model's own arguments do not validate: nothing to review
-    kept: dict[str, Any] = {}
-    error: str | None = None
-    while True:
-        ((kind, fields),) = _decided(
-            partial(review_payload, prepared, from_agent, kept=kept),
-            error,
-            count=1,
-            name=HANDOVER,
-            how=HOW_TO_ANSWER,
+    ((kind, fields),) = _decided(
+        partial(review_payload, prepared, from_agent, kept=kept or {}),
+        error,
+        count=1,
+        name=HANDOVER,
+        how=HOW_TO_ANSWER,
+    )
+    target = args.get("specialist_profile")
+    if kind == "resolved":
+        return ReviewResolved(
+            f"ERROR: the handover to {target} was marked as resolved by the reviewer, so it was "
+            "not carried out."
         )
-        if kind == "resolved":
-            return ReviewResolved(
-                f"ERROR: the handover to {args.get('specialist_profile')} was marked as resolved "
-                "by the reviewer, so it was not carried out."
-            )
-        if kind == "superseded":
-            return ReviewSuperseded(
-                f"ERROR: the handover to {args.get('specialist_profile')} was not reviewed: a "
-                "new message came first, so it was not carried out."
-            )
-        if kind == "reject":
-            return (
-                f"ERROR: the handover to {args.get('specialist_profile')} was rejected by the "
-                f"reviewer: {reviewer_reason(fields.get('message'))} Carry on without it, or "
-                "propose something else."
-            )
-        if kind == "approve":
-            return commit_handover(prepared)
-        fields = form_values(fields)
-        edited = {**args, **fields}
-        problem = _uneditable(fields, MODEL_ARGUMENTS) or check(edited.get("specialist_profile"))
-        candidate = prepare(edited) if problem is None else problem
-        if not isinstance(candidate, str):
-            return commit_handover(candidate)
-        error, kept = candidate, fields  # not applied: the package as it stood, with the error
+    if kind == "superseded":
+        return ReviewSuperseded(
+            f"ERROR: the handover to {target} was not reviewed: a new message came first, so "
+            "it was not carried out."
+        )
+    if kind == "reject":
+        return (
+            f"ERROR: the handover to {target} was rejected by the reviewer: "
+            f"{reviewer_reason(fields.get('message'))}{CARRY_ON}"
+        )
+    fields = form_values(fields) if kind == "edit" else {}
+    edited = {**args, **fields}
+    changed = [k for k in MODEL_ARGUMENTS if k in edited and edited.get(k) != args.get(k)]
+    problem = _uneditable(fields, MODEL_ARGUMENTS)
+    if problem is None and not changed:  # approved, or an edit that changed nothing
+        return commit_handover(prepared)
+    problem = problem or check(edited.get("specialist_profile"))
+    candidate = prepare(edited) if problem is None else problem
+    if isinstance(candidate, str):
+        return Reissued(
+            args=args,
+            note=f"ERROR: the reviewer's edit was not applied: {candidate.removeprefix('ERROR: ').rstrip('.')}."
+            " The handover waits for review again.",
+            kept=fields,
+            error=candidate,
+        )
+    done = commit_handover(candidate)
+    if isinstance(done, str):  # its briefing could not be written
+        return done
+    return Reissued(
+        args=edited,
+        note=f"The reviewer edited this handover ({', '.join(changed)}); it is carried out as "
+        "the next call, with the edited arguments.",
+        outcome=done,
+    )
 
 
 # --- a consult: one action request per entry ----------------------------------------------
@@ -428,7 +473,7 @@ def review_consult(
             elif kind == "reject":
                 outcomes.append(
                     f"ERROR: consulting {profiles[i]} was rejected by the reviewer: "
-                    f"{reviewer_reason(fields.get('message'))} Go on without this answer."
+                    f"{reviewer_reason(fields.get('message'))}{GO_ON}"
                 )
             else:
                 fields = form_values(fields)

@@ -15,7 +15,7 @@ from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMes
 
 from ...specialists import Profile
 from ...state import message_text
-from ...state.messages import SPEAKER_LABEL
+from ...state.messages import SPEAKER_LABEL, speaker_label
 
 
 def speaker(message: BaseMessage) -> str:
@@ -129,6 +129,8 @@ def own_view(messages: Sequence[BaseMessage], agent: str) -> list[BaseMessage]:
     owner: dict[str, str | None] = {}
     out: list[BaseMessage] = []
     for m in messages:
+        if isinstance(m, AIMessage) and m.response_metadata.get(FOR_READERS):
+            continue  # said for the person reading, not for a model
         if isinstance(m, AIMessage):
             for call in [*m.tool_calls, *m.invalid_tool_calls]:
                 owner[call.get("id") or ""] = m.name
@@ -144,14 +146,22 @@ def own_view(messages: Sequence[BaseMessage], agent: str) -> list[BaseMessage]:
     return out
 
 
+FOR_READERS = "for_readers"
+"""Metadata flag of a message written for the person reading the chat, which no model's view
+holds (`own_view`): the note that a specialist handed the conversation back (`after_reply`),
+and each consulted specialist's answer shown under its name (the orchestrator reads the
+answers in the consult's tool message)."""
 GRAPH_MADE = "handover_graph_reply"
 """Metadata flag of every reply the graph writes itself: no model call made it."""
 
 
-def graph_reply(agent: str, profile: Profile, content: str, flag: str) -> AIMessage:
-    """A reply the graph writes for an agent (no model asked), marked with `flag`."""
+def graph_reply(
+    agent: str, profile: Profile, content: str, flag: str, *, label: bool = False
+) -> AIMessage:
+    """A reply the graph writes for an agent (no model asked), marked with `flag`; opened by
+    the speaker's label when `label` (the graph labels replies for chat UIs)."""
     return AIMessage(
-        content=content,
+        content=speaker_label(profile.emoji, agent) + content if label else content,
         name=agent,
         id=f"msg-{uuid.uuid4().hex}",
         response_metadata={

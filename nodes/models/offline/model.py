@@ -44,6 +44,7 @@ from ....specialists import ORCHESTRATOR_PROFILE, Profile, builtin_profiles
 from ....state import message_text, token_counter
 from ...handover.consult_message import CONSULT_SENDER, QUESTION_DATA_KEY
 from ...handover.handover_to_specialist import HANDOVER_SENDER, package_of
+from ...handover.review import for_people
 from ...history.extractive import (
     clip_words,
     extract_artifacts,
@@ -127,7 +128,7 @@ def _called(convo: list[BaseMessage], result: ToolMessage) -> str | None:
 def _could_not(what: str, error: str) -> str:
     """The orchestrator's answer when a handover or consult it called failed."""
     return (
-        f"I could not {what} ({error.removeprefix('ERROR: ')}). "
+        f"I could not {what} ({for_people(error).removeprefix('ERROR: ').rstrip('.')}). "
         "I'll keep helping you here: tell me more about what you need."
     )
 
@@ -299,7 +300,9 @@ class OfflineChatModel(BaseChatModel):
             who = head.split("]", 1)[-1].split(" — ", 1)[0].strip()
             text = " ".join(body.split())
             if text.startswith("ERROR"):
-                lines.append(f"- {who}: not asked ({clip_words(text.removeprefix('ERROR: '), 24)})")
+                lines.append(
+                    f"- {who}: not asked ({clip_words(for_people(text).removeprefix('ERROR: '), 24)})"
+                )
             else:
                 lines.append(f"- {who}: {first_sentence(text, 40)}")
         lines.append("Tell me which way you'd like to go, and I'll bring in whoever does it.")
