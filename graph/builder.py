@@ -140,7 +140,7 @@ def build_graph(
     builder.add_node(
         CONSULT_NODE,
         make_consult_node(profiles=registry, counter_for=models.counter_for, label=label_replies),
-        destinations=(CONSULTANT_NODE, ORCHESTRATOR, END),
+        destinations=(CONSULTANT_NODE, ORCHESTRATOR, CONSULT_NODE, END),
     )
     builder.add_node(
         CONSULTANT_NODE,

@@ -66,8 +66,9 @@ def run(graph, text: str, ctx: dict, thread: str = "c", **kwargs: Any) -> dict: 
 
 
 def consult_answer(values: dict) -> ToolMessage:
-    (answer,) = [m for m in values["messages"] if isinstance(m, ToolMessage) and m.name == CONSULT]
-    return answer
+    """The consult call's answer (the last one: an edit that did not validate answers a call
+    before it is made again)."""
+    return [m for m in values["messages"] if isinstance(m, ToolMessage) and m.name == CONSULT][-1]
 
 
 def briefing_entries(ctx: dict) -> list[str]:
@@ -487,10 +488,19 @@ def test_an_edit_that_does_not_validate_pauses_again_with_the_error(ctx):
     )
     assert "frontend_designer is already asked in this consult" in again["error"]
     assert briefing_entries(ctx) == []
+    # the conversation says so too: the call is answered with the error and made again
+    messages = graph.get_state(config).values["messages"]
+    note, remade = messages[-2:]
+    assert note.status == "error" and note.content.startswith(
+        "ERROR: the reviewer's edit was not applied: entry 1 (solution_architect): "
+    )
+    assert remade.tool_calls[0]["args"] == messages[-3].tool_calls[0]["args"]
     approve = {"decisions": [{"type": "approve"}, {"type": "approve"}]}
     out = graph.invoke(Command(resume=approve), config, context=ctx)
     assert len(briefing_entries(ctx)) == 2
     assert "2 of 2 specialists answered" in consult_answer(out).content
+    assert consult_answer(out).tool_call_id == remade.tool_calls[0]["id"]
+    check_tool_history(out["messages"])
 
 
 def test_a_new_message_during_the_review_supersedes_the_consult(ctx):

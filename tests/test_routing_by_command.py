@@ -28,7 +28,7 @@ def expected_edges() -> set[tuple[str, str, bool]]:
     # the handover node goes to itself too: a reviewer's edit that did not validate is
     # answered and made again as a new call, reviewed again
     edges |= {("handover", t, True) for t in [*MEMBERS, "handover", END]}
-    edges |= {("consult", t, True) for t in ("consultant", "orchestrator", END)}
+    edges |= {("consult", t, True) for t in ("consultant", "orchestrator", "consult", END)}
     edges |= {("consultant", "consult_answers", False), ("consult_answers", "orchestrator", False)}
     return edges
 

@@ -46,7 +46,7 @@ from ...state import (
     speaker_label,
     usable,
 )
-from ...state.schema import CONSULTANT_NODE
+from ...state.schema import CONSULT_NODE, CONSULTANT_NODE
 from ..briefing.writer import quoted_line, quoted_text
 from ..history.conversation import FOR_READERS, GRAPH_MADE, graph_reply, pending_tool_calls
 from ..tools.names import CONSULT
@@ -66,11 +66,19 @@ from .node import (
     graph_supplied,
     other_answers,
     package_record,
+    reissued_call,
+    review_again,
     share_briefing,
     tool_answer,
     trail_record,
 )
-from .review import RESOLVED_NOTE, ConsultSuperseded, Reviewable, review_consult
+from .review import (
+    RESOLVED_NOTE,
+    ConsultSuperseded,
+    EditNotApplied,
+    Reviewable,
+    review_consult,
+)
 from .transfer import chosen_transfer
 
 ANSWERS_NODE = "consult_answers"
@@ -186,8 +194,12 @@ def plan_consult(
     reviewable = [o for o in outcomes if isinstance(o, Reviewable)]
     if ctx.review_handovers and reviewable:
         try:
-            decided = iter(
-                review_consult(reviewable, prepare=prepare, check=_check_edit, from_agent=caller)
+            reviewed = review_consult(
+                reviewable,
+                prepare=prepare,
+                check=_check_edit,
+                from_agent=caller,
+                error=review_again(messages).get("error"),
             )
         except ConsultSuperseded as ended:  # answered, and the turn ends
             resolved = ended.args == (RESOLVED_NOTE,)  # the reviewer marked it as resolved
@@ -210,6 +222,16 @@ def plan_consult(
                 "specialist was asked."
             )
             return {"messages": [tool_answer(call, refusal), *others, note]}, END
+        if isinstance(reviewed, EditNotApplied):  # said in the conversation; reviewed again
+            again = reissued_call(
+                caller, profiles[ORCHESTRATOR_PROFILE], CONSULT, call["args"], {"error": reviewed}
+            )
+            said = (
+                f"ERROR: the reviewer's edit was not applied: {reviewed.rstrip('.')}. The "
+                "consult waits for review again."
+            )
+            return {"messages": [tool_answer(call, said), *others, again]}, CONSULT_NODE
+        decided = iter(reviewed)
         outcomes = [next(decided) if isinstance(o, Reviewable) else o for o in outcomes]
 
     # write the briefings of the entries that go, record the trail (with what each package

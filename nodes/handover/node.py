@@ -482,8 +482,7 @@ def run_handover(
     if refusal is not None:
         outcome = refusal
     elif ctx.review_handovers:
-        caller_call = messages[last_ai_index(messages)]
-        shown_again = caller_call.additional_kwargs.get(REVIEW_AGAIN) or {}
+        shown_again = review_again(messages)
         outcome = review_handover(
             args,
             prepare=lambda edited: prepare_handover(
@@ -495,7 +494,13 @@ def run_handover(
             error=shown_again.get("error"),
         )
         if isinstance(outcome, Reissued):
-            again = reissued_call(caller, profiles[_profile_of(caller)], outcome)
+            again = reissued_call(
+                caller,
+                profiles[_profile_of(caller)],
+                HANDOVER,
+                outcome.args,
+                {"kept": outcome.kept, "error": outcome.error} if outcome.outcome is None else {},
+            )
             before = [tool_answer(call, outcome.note), *answers, again]
             if outcome.outcome is None:  # not applied: the new call is reviewed again
                 return {"messages": before}
@@ -563,17 +568,23 @@ REVIEW_AGAIN = "review_again"
 validate: the reviewer's values (`kept`) and the `error`, shown when it is reviewed."""
 
 
-def reissued_call(caller: str, profile: Profile, reissued: Reissued) -> AIMessage:
-    """The caller's handover call made again with the reviewer's edit (or, when the edit did not
-    validate, with the arguments as they stood, to be reviewed again)."""
-    again = {"kept": reissued.kept, "error": reissued.error} if reissued.outcome is None else {}
+def review_again(messages: Sequence[BaseMessage]) -> dict[str, Any]:
+    """What the pending call's review shows again (`REVIEW_AGAIN`), or {}."""
+    index = last_ai_index(messages)
+    found = messages[index].additional_kwargs.get(REVIEW_AGAIN) if index >= 0 else None
+    return found if isinstance(found, dict) else {}
+
+
+def reissued_call(
+    caller: str, profile: Profile, name: str, args: dict[str, Any], again: dict[str, Any]
+) -> AIMessage:
+    """The caller's `name` call made again with `args`: a reviewer's edit, or (with `again`, the
+    reviewer's values and the error of an edit that did not validate) to be reviewed again."""
     return AIMessage(
         content="",
         name=caller,
         id=f"msg-{uuid.uuid4().hex}",
-        tool_calls=[
-            {"name": HANDOVER, "args": reissued.args, "id": f"call_{uuid.uuid4().hex[:24]}"}
-        ],
+        tool_calls=[{"name": name, "args": args, "id": f"call_{uuid.uuid4().hex[:24]}"}],
         additional_kwargs={REVIEW_AGAIN: again} if again else {},
         response_metadata={
             "persona_marker": profile.marker,

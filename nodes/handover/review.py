@@ -447,44 +447,53 @@ def describe_entry(shown: dict[str, Any], *, from_agent: str) -> str:
     return "\n".join([*lines, *added_lines(shown)])
 
 
-def review_consult(
-    items: list[Reviewable], *, prepare: PrepareEntry, check: CheckEntry, from_agent: str
-) -> list[PreparedHandover | str]:
-    """Pause until a person decides on every entry; each entry's package or its `ERROR:`.
+class EditNotApplied(str):
+    """The error of a reviewer's edit of a consult entry that did not validate: the consult's
+    call is answered with it and made again, to be reviewed again."""
 
-    Raises `ConsultSuperseded` when a new message came first. An edit that does not validate
-    is not applied: the reviewer sees the error with the entries as they stood.
+
+def review_consult(
+    items: list[Reviewable],
+    *,
+    prepare: PrepareEntry,
+    check: CheckEntry,
+    from_agent: str,
+    error: str | None = None,
+) -> list[PreparedHandover | str] | EditNotApplied:
+    """Pause until a person decides on every entry; each entry's package or its `ERROR:`, or
+    the error of an edit that did not validate (`EditNotApplied`; `error` shows it again).
+
+    Raises `ConsultSuperseded` when a new message came first.
     """
-    payload = partial(consult_review_payload, items, from_agent)
-    error: str | None = None
-    while True:
-        decisions = _decided(
-            payload, error, count=len(items), name=CONSULT, how=CONSULT_HOW_TO_ANSWER
-        )
-        if any(kind == "resolved" for kind, _ in decisions):
-            raise ConsultSuperseded(RESOLVED_NOTE)
-        if any(kind == "superseded" for kind, _ in decisions):
-            raise ConsultSuperseded
-        outcomes: list[PreparedHandover | str] = []
-        profiles = [item.entry.specialist_profile for item in items]
-        for i, (item, (kind, fields)) in enumerate(zip(items, decisions, strict=True)):
-            if kind == "approve":
-                outcomes.append(item.prepared)
-            elif kind == "reject":
-                outcomes.append(
-                    f"ERROR: consulting {profiles[i]} was rejected by the reviewer: "
-                    f"{reviewer_reason(fields.get('message'))}{GO_ON}"
-                )
-            else:
-                fields = form_values(fields)
-                edited = {**item.args, **fields}
-                others = profiles[:i] + profiles[i + 1 :]
-                problem = _uneditable(fields, EDITABLE) or check(item.entry, edited, others)
-                candidate = prepare(item.entry, edited) if problem is None else problem
-                if isinstance(candidate, str):
-                    error = f"entry {item.entry.index} ({profiles[i]}): {candidate}"
-                    break
-                profiles[i] = candidate.package["specialist"]
-                outcomes.append(candidate)
+    decisions = _decided(
+        partial(consult_review_payload, items, from_agent),
+        error,
+        count=len(items),
+        name=CONSULT,
+        how=CONSULT_HOW_TO_ANSWER,
+    )
+    if any(kind == "resolved" for kind, _ in decisions):
+        raise ConsultSuperseded(RESOLVED_NOTE)
+    if any(kind == "superseded" for kind, _ in decisions):
+        raise ConsultSuperseded
+    outcomes: list[PreparedHandover | str] = []
+    profiles = [item.entry.specialist_profile for item in items]
+    for i, (item, (kind, fields)) in enumerate(zip(items, decisions, strict=True)):
+        if kind == "approve":
+            outcomes.append(item.prepared)
+        elif kind == "reject":
+            outcomes.append(
+                f"ERROR: consulting {profiles[i]} was rejected by the reviewer: "
+                f"{reviewer_reason(fields.get('message'))}{GO_ON}"
+            )
         else:
-            return outcomes
+            fields = form_values(fields)
+            edited = {**item.args, **fields}
+            others = profiles[:i] + profiles[i + 1 :]
+            problem = _uneditable(fields, EDITABLE) or check(item.entry, edited, others)
+            candidate = prepare(item.entry, edited) if problem is None else problem
+            if isinstance(candidate, str):
+                return EditNotApplied(f"entry {item.entry.index} ({profiles[i]}): {candidate}")
+            profiles[i] = candidate.package["specialist"]
+            outcomes.append(candidate)
+    return outcomes
