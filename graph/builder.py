@@ -23,6 +23,7 @@ from ..nodes.handover.node import holder, make_handover_node
 from ..nodes.handover.transfer import handover_tools
 from ..nodes.models.resolve import ModelChoice
 from ..nodes.tools.async_only import sync_capable
+from ..nodes.tools.mcp import mcp_tools
 from ..nodes.tools.names import GRAPH_TOOLS
 from ..nodes.tools.toolsets import TOOL_SETS
 from ..specialists import (
@@ -239,7 +240,7 @@ def agent_tools(
     registry: ProfileRegistry, name: str, models: ModelChoice, extra: list[BaseTool]
 ) -> list[BaseTool]:
     """A built-in agent's tools: those every agent of the graph gets (`handover_tools`), its
-    profile's tool sets, the user's."""
+    profile's tool sets, its profile's MCP servers' (`<server>__<tool>`), the user's."""
     profile: Profile = registry[name]
     found = handover_tools(name, registry)
     for tool_set in profile.tools:
@@ -250,12 +251,13 @@ def agent_tools(
                 f"{', '.join(sorted(TOOL_SETS))}"
             )
         found += TOOL_SETS[tool_set](lambda ctx: models.counter_for(name, ctx))
+    found += mcp_tools(profile)  # their `__` keeps them apart from the graph's and the sets'
     seen = {t.name for t in found}
     for item in extra:
         if item.name in GRAPH_TOOLS or item.name in seen:
             raise ValueError(
                 f"tools[{name!r}]: a tool named {item.name!r} is already given to this agent "
-                "by the graph; rename yours"
+                "by the graph or its profile's mcp servers; rename yours"
             )
         seen.add(item.name)
         found.append(sync_capable(item))  # an async-only tool works under invoke too

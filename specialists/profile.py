@@ -17,6 +17,11 @@ A profile file is YAML front matter followed by the Markdown system prompt::
       url: "http://127.0.0.1:2024"
       graph_id: data_scientist
       timeout: 120                   # optional: seconds for the whole remote run
+    mcp:                             # optional: MCP servers whose tools this agent gets
+      files:                         # its tools are named `files__<tool>`
+        transport: stdio             # or streamable_http with url, headers, timeout
+        command: npx
+        args: ["-y", "@modelcontextprotocol/server-filesystem", "/data"]
     ---
 
     You are the Data Scientist. ...
@@ -24,10 +29,11 @@ A profile file is YAML front matter followed by the Markdown system prompt::
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from os import PathLike
 from pathlib import Path
@@ -35,16 +41,29 @@ from typing import Any
 
 import yaml
 
-from .remote import Remote, RemoteError, parse_remote
+from .remote import Remote, RemoteError, parse_remote, safe_url
 
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_]{0,47}$")
 """Profile names: node names, message names and file names all accept these."""
 
 MAX_FRONT_MATTER_DEPTH = 8
-"""Most nested collections front matter may hold; a profile needs 2 (a mapping of lists)."""
+"""Most nested collections front matter may hold; a profile needs 2 (a mapping of lists), 4
+with `mcp` (server -> connection -> env)."""
 
 _REQUIRED = ("name", "emoji", "description")
-_KNOWN_FIELDS = {*_REQUIRED, "keywords", "marker", "tools", "examples", "model", "remote"}
+_KNOWN_FIELDS = {*_REQUIRED, "keywords", "marker", "tools", "examples", "model", "remote", "mcp"}
+
+MCP_SERVER_NAME = re.compile(r"^[a-zA-Z][a-zA-Z0-9]*(?:[-_][a-zA-Z0-9]+)*$")
+"""MCP server names: its tools are `<server>__<tool>`, so a name holds no `__` of its own."""
+
+MCP_TRANSPORTS = {
+    "stdio": ("command", "args", "env", "cwd"),
+    "streamable_http": ("url", "headers", "timeout"),
+    "sse": ("url", "headers", "timeout"),
+}
+"""The transports a profile's `mcp` servers may use, and each one's fields besides
+`transport` (langchain-mcp-adapters' connection format; `http` and `streamable-http` are
+read as `streamable_http`)."""
 
 
 class ProfileFileError(ValueError):
@@ -81,6 +100,11 @@ class Profile:
     remote: Remote | None = None
     """Run this specialist on a LangGraph server instead of in process: a `Remote` (or a
     mapping with `url`, `graph_id` and an optional `timeout`); None: a local agent."""
+    mcp: Mapping[str, Mapping[str, Any]] = field(default_factory=dict, hash=False, repr=False)
+    """MCP servers whose tools this agent gets, named `<server>__<tool>`: server name ->
+    connection in langchain-mcp-adapters' format, `{transport: stdio, command, args, env,
+    cwd}` or `{transport: streamable_http, url, headers, timeout}` (nodes/tools/mcp.py). Not
+    in the repr: its env and headers may hold keys (`${VAR}` in either reads a variable)."""
 
     def __post_init__(self) -> None:
         where = self.source or f"profile {self.name!r}"
@@ -114,6 +138,12 @@ class Profile:
                 f"{where}: tools: a remote specialist runs its server's tools; leave tools "
                 "out of a profile with remote"
             )
+        object.__setattr__(self, "mcp", parse_mcp(self.mcp, where=where))
+        if self.remote is not None and self.mcp:
+            raise ProfileFileError(
+                f"{where}: mcp: a remote specialist runs its server's tools; leave mcp out of "
+                "a profile with remote"
+            )
 
     @classmethod
     def from_file(cls, path: str | PathLike[str]) -> Profile:
@@ -138,6 +168,97 @@ def _strings(where: str, name: str, value: Any, *, lower: bool = False) -> tuple
     if not all(isinstance(item, str) and item.strip() for item in items):
         raise ProfileFileError(f"{where}: {name} must be a list of strings")
     return tuple(item.strip().lower() if lower else item.strip() for item in items)
+
+
+def parse_mcp(value: Any, *, where: str) -> dict[str, dict[str, Any]]:
+    """A profile's `mcp` (server name -> connection) checked and normalised: the transport is
+    known, its required fields are there and every field has the right type, so a mistake
+    fails when the profile loads, naming `where` and the field. Nothing is imported or
+    started here (nodes/tools/mcp.py connects at build time)."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ProfileFileError(
+            f"{where}: mcp must be a mapping of server name -> connection, got "
+            f"{type(value).__name__}"
+        )
+    servers: dict[str, dict[str, Any]] = {}
+    for name, given in value.items():
+        if not isinstance(name, str) or len(name) > 32 or not MCP_SERVER_NAME.match(name):
+            raise ProfileFileError(
+                f"{where}: mcp: server name {name!r} must be letters and digits, single '_' "
+                "or '-' between them, starting with a letter (at most 32 characters)"
+            )
+        servers[name] = _mcp_connection(given, f"{where}: mcp.{name}")
+    return servers
+
+
+def _mcp_connection(given: Any, at: str) -> dict[str, Any]:
+    """One server's connection, checked (`at` names the profile and server)."""
+    if not isinstance(given, Mapping):
+        raise ProfileFileError(
+            f"{at} must be a mapping such as {{transport: stdio, command: ..., args: [...]}}"
+        )
+    transport = given.get("transport")
+    if transport in ("http", "streamable-http"):
+        transport = "streamable_http"
+    if not isinstance(transport, str) or transport not in MCP_TRANSPORTS:
+        raise ProfileFileError(
+            f"{at}.transport must be one of {', '.join(MCP_TRANSPORTS)}, got "
+            f"{given.get('transport')!r}"
+        )
+    fields = MCP_TRANSPORTS[transport]
+    unknown = sorted(str(k) for k in given if k != "transport" and k not in fields)
+    if unknown:
+        raise ProfileFileError(
+            f"{at}: unknown field(s) {', '.join(unknown)}; a {transport} server takes "
+            f"transport, {', '.join(fields)}"
+        )
+    checked: dict[str, Any] = {"transport": transport}
+    required = "command" if transport == "stdio" else "url"
+    text = given.get(required)
+    if not isinstance(text, str) or not text.strip():
+        raise ProfileFileError(f"{at}.{required} must be a non-empty string, got {text!r}")
+    checked[required] = text.strip()
+    if transport == "stdio":
+        args = given.get("args", [])
+        if isinstance(args, str) or not isinstance(args, list):
+            raise ProfileFileError(f"{at}.args must be a list of strings (the command's arguments)")
+        checked["args"] = [_mcp_text(a, f"{at}.args[{i}]") for i, a in enumerate(args)]
+        if given.get("cwd") is not None:
+            checked["cwd"] = _mcp_text(given["cwd"], f"{at}.cwd")
+    else:
+        scheme, _, rest = checked["url"].partition("://")
+        if scheme not in ("http", "https") or not rest.strip("/"):
+            raise ProfileFileError(
+                f"{at}.url must be an http(s) URL such as 'http://127.0.0.1:8000/mcp', got "
+                f"{safe_url(checked['url'])!r}"
+            )
+        timeout = given.get("timeout")
+        if timeout is not None:
+            if isinstance(timeout, bool) or not isinstance(timeout, int | float):
+                raise ProfileFileError(f"{at}.timeout must be a number of seconds above 0")
+            if not math.isfinite(timeout) or timeout <= 0:
+                raise ProfileFileError(f"{at}.timeout must be a number of seconds above 0")
+            checked["timeout"] = float(timeout)
+    table = "env" if transport == "stdio" else "headers"
+    if given.get(table) is not None:
+        items = given[table]
+        if not isinstance(items, Mapping):
+            raise ProfileFileError(f"{at}.{table} must be a mapping of names to strings")
+        checked[table] = {
+            _mcp_text(k, f"{at}.{table} name"): _mcp_text(v, f"{at}.{table}.{k}")
+            for k, v in items.items()
+        }
+    return checked
+
+
+def _mcp_text(value: Any, at: str) -> str:
+    if not isinstance(value, str):
+        raise ProfileFileError(
+            f"{at} must be a string, got {type(value).__name__} {value!r} (quote it in YAML)"
+        )
+    return value
 
 
 def _check_plain_yaml(front: str, source: str) -> None:
@@ -206,6 +327,7 @@ def parse_profile(text: str, *, source: str) -> Profile:
         examples=tuple(meta.get("examples") or ()),
         model=meta.get("model") or "",
         remote=meta.get("remote"),
+        mcp=meta.get("mcp", {}),
         prompt=body,
         source=source,
     )
