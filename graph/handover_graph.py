@@ -8,7 +8,9 @@ through) wrapped:
   known, key present) before the user's message is stored;
 - the input is checked by `check_input`: a malformed message, an unknown key or
   a message over `max_input_tokens` is refused with an `InputError` naming the
-  problem, and nothing is written to the thread;
+  problem, and nothing is written to the thread; but an A2A client's data part
+  (whose keys the LangGraph server makes input keys) is read as part of the
+  user's message (`with_a2a_data`), so it never fails the task;
 - the run holds the thread's lock (`locking.py`), so concurrent runs on one
   thread queue instead of overwriting each other.
 """
@@ -18,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import json
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -45,6 +48,7 @@ from ..state import (
     token_counter,
 )
 from ..state.langgraph_internals import recompiled
+from ..state.writes import INPUT_KEYS
 from .locking import one_writer, one_writer_async
 
 RECURSION_LIMIT = 10_000
@@ -235,6 +239,7 @@ class HandoverGraph(CompiledStateGraph):
         caller says so) and the new message is answered, in this one run."""
         with one_writer(self.checkpointer, config):
             config = with_safety_net(config)
+            input = with_a2a_data(input, config)
             facts = self._facts(input, config)
             checked = self.checked_input(input, kwargs.get("context"), facts)
             reviewed = _in_review(kwargs) if facts.reviewing else kwargs
@@ -250,6 +255,7 @@ class HandoverGraph(CompiledStateGraph):
         """`stream`'s async twin."""
         async with one_writer_async(self.checkpointer, config):
             config = with_safety_net(config)
+            input = with_a2a_data(input, config)
             facts = await self._afacts(input, config)
             # the checks read files (token vocabularies, the environment): off the event loop
             checked = await asyncio.to_thread(
@@ -320,6 +326,42 @@ def with_safety_net(config: Any) -> Any:
     """The run's config with a recursion limit no lower than `RECURSION_LIMIT`."""
     given = (config or {}).get("recursion_limit") or 0
     return {**(config or {}), "recursion_limit": max(int(given), RECURSION_LIMIT)}
+
+
+A2A_DATA_HEADING = "Data sent with this message (JSON):"
+"""Opens the text an A2A data part becomes in the user's message."""
+
+
+def with_a2a_data(payload: Any, config: Any) -> Any:
+    """A run of the LangGraph server's A2A endpoint (its config's metadata has `a2a`) with a
+    data part: the server makes the part's keys top-level input keys, which the graph does
+    not take (`check_input` would refuse them and the task would fail). The agents read
+    text, so the data is shown to them instead: as a JSON block appended to the user's
+    message, or as a user message of its own when the part came alone (stamped with the
+    run's A2A task ids, so the task's history lists it). `messages` stays the graph's own
+    key; any other caller's input is left as it is, to be checked."""
+    a2a = ((config or {}).get("metadata") or {}).get("a2a")
+    if not isinstance(a2a, Mapping) or not isinstance(payload, Mapping):
+        return payload
+    data = {str(key): value for key, value in payload.items() if key not in INPUT_KEYS}
+    if not data:
+        return payload
+    dumped = json.dumps(data, ensure_ascii=False, indent=2, default=str)
+    block = f"{A2A_DATA_HEADING}\n```json\n{dumped}\n```"
+    messages = payload.get("messages")
+    messages = list(messages) if isinstance(messages, list) else []
+    last = messages[-1] if messages else None
+    if isinstance(last, Mapping) and last.get("role", last.get("type")) in ("human", "user"):
+        content = last.get("content")
+        if isinstance(content, str):
+            messages[-1] = {**last, "content": f"{content}\n\n{block}"}
+            return {"messages": messages}
+        if isinstance(content, list):
+            messages[-1] = {**last, "content": [*content, {"type": "text", "text": block}]}
+            return {"messages": messages}
+    stamp = {key: a2a[key] for key in ("task_id", "task_start_id") if isinstance(a2a.get(key), str)}
+    extra = {"additional_kwargs": {"a2a": stamp}} if stamp else {}
+    return {"messages": [*messages, {"role": "user", "content": block, **extra}]}
 
 
 def _aside(config: Any) -> Any:

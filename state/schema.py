@@ -248,7 +248,8 @@ ActiveAgent = Annotated[
 
 
 class InputState(TypedDict):
-    """What a user sends: messages."""
+    """What a user sends: messages. (An A2A client's data part reaches the graph as other
+    keys; the graph reads it as part of the user's message: `with_a2a_data`.)"""
 
     messages: Conversation
 
