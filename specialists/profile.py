@@ -14,7 +14,7 @@ A profile file is YAML front matter followed by the Markdown system prompt::
     examples:                        # optional: requests it should take, for the offline router
       - "which of our customers churned last quarter, and why?"
     remote:                          # optional: run it on a LangGraph server (nodes/agents/remote.py)
-      url: "http://127.0.0.1:2024"
+      url: "http://127.0.0.1:2024"   #   or any A2A agent: `protocol: a2a` and no graph_id (a2a.py)
       graph_id: data_scientist
       timeout: 120                   # optional: seconds for the whole remote run
     mcp:                             # optional: MCP servers whose tools this agent gets

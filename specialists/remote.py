@@ -1,22 +1,27 @@
-"""Where a remote specialist runs: a graph on a LangGraph server, named by a profile's `remote`.
+"""Where a remote specialist runs, named by a profile's `remote`: a graph on a LangGraph server
+(`protocol: langgraph`, the default), or any A2A agent (`protocol: a2a`).
 
 One definition of the field: a profile file's front matter (`remote: {url, graph_id,
-timeout}`) and `Profile(remote=...)` (a `Remote` or the same mapping) both become a
-`Remote`, checked here, with errors naming the file (or profile) and the field.
+timeout, protocol}`) and `Profile(remote=...)` (a `Remote` or the same mapping) both become
+a `Remote`, checked here, with errors naming the file (or profile) and the field.
 """
 
 from __future__ import annotations
 
 import math
+import reprlib
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from ..state.defaults import MAX_REMOTE_TIMEOUT, REMOTE_TIMEOUT
 
-REMOTE_FIELDS = ("url", "graph_id", "timeout")
+REMOTE_FIELDS = ("url", "graph_id", "timeout", "protocol")
+PROTOCOLS = ("langgraph", "a2a")
+"""How a remote specialist is reached: LangGraph's `RemoteGraph` (nodes/agents/remote.py) or
+the A2A protocol (nodes/agents/a2a.py)."""
 
 
 class RemoteError(ValueError):
@@ -25,25 +30,43 @@ class RemoteError(ValueError):
 
 @dataclass(frozen=True)
 class Remote:
-    """A LangGraph server and the graph on it that runs a specialist.
+    """Where a specialist runs: a LangGraph server and the graph on it, or an A2A agent.
 
     >>> Remote(url="http://127.0.0.1:2024", graph_id="reviewer", timeout=60)
+    >>> Remote(url="https://agents.example.com/reviewer", protocol="a2a")
     """
 
     url: str
-    """The server's base URL, http(s) (a deployment's URL, or `langgraph dev`'s)."""
-    graph_id: str
-    """The graph (or assistant id) to run there, as its `langgraph.json` names it."""
+    """The base URL, http(s): a LangGraph server's (a deployment's, or `langgraph dev`'s), or
+    an A2A agent's (its agent card is at `<url>/.well-known/agent-card.json`)."""
+    graph_id: str | None = None
+    """The graph (or assistant id) to run on a LangGraph server, as its `langgraph.json`
+    names it; required for `langgraph`, refused for `a2a` (the agent card names the agent)."""
     timeout: float = REMOTE_TIMEOUT
     """Seconds the whole remote run may take (connect, run, reply) before it counts as failed."""
+    protocol: Literal["langgraph", "a2a"] = "langgraph"
+    """`langgraph` (a graph on a LangGraph server) or `a2a` (any A2A agent)."""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "url", _checked_url(self.url))
-        if not isinstance(self.graph_id, str) or not self.graph_id.strip():
+        if self.protocol not in PROTOCOLS:
+            raise RemoteError(
+                f"protocol must be 'langgraph' (a graph on a LangGraph server, the default) or "
+                f"'a2a' (an A2A agent), got {_SHORT_REPR.repr(self.protocol)}"
+            )
+        object.__setattr__(self, "url", _checked_url(self.url, self.protocol))
+        if self.protocol == "a2a":
+            if self.graph_id is not None:
+                raise RemoteError(
+                    f"graph_id is for protocol 'langgraph' only, got {self.graph_id!r} with "
+                    "protocol 'a2a': an A2A agent is found by its url (its agent card); "
+                    "remove graph_id"
+                )
+        elif not isinstance(self.graph_id, str) or not self.graph_id.strip():
             raise RemoteError(f"graph_id must be a non-empty string, got {self.graph_id!r}")
-        if not self.graph_id.strip().isprintable():
+        elif not self.graph_id.strip().isprintable():
             raise RemoteError(f"graph_id must be printable text, got {self.graph_id!r}")
-        object.__setattr__(self, "graph_id", self.graph_id.strip())
+        else:
+            object.__setattr__(self, "graph_id", self.graph_id.strip())
         timeout = self.timeout
         if (
             isinstance(timeout, bool)
@@ -124,11 +147,22 @@ def _check_printable(text: str) -> None:
         )
 
 
-def _checked_url(url: Any) -> str:
+_SHORT_REPR = reprlib.Repr()
+_SHORT_REPR.maxstring = _SHORT_REPR.maxother = 60
+
+KEY_HINTS = {
+    "langgraph": "the client reads its API key from LANGGRAPH_API_KEY or LANGSMITH_API_KEY",
+    "a2a": "no credential is sent to an A2A agent",
+}
+"""Where a credential goes instead of the URL, by protocol (said when a URL carries one)."""
+
+
+def _checked_url(url: Any, protocol: str = "langgraph") -> str:
     """The URL, checked: http(s), a host, a port that is a number, no credentials (no `@` at
     all: `user:p/w@host` reads as a path), no query or fragment, no control characters or
     spaces. Every error shows the URL as `safe_url` does."""
     example = "such as 'http://127.0.0.1:2024'"
+    key_hint = KEY_HINTS.get(protocol, KEY_HINTS["langgraph"])
     if not isinstance(url, str) or not url.strip(" "):
         if url is None or isinstance(url, str | bool | int | float):  # blank, or no text
             got = repr(url)
@@ -149,10 +183,7 @@ def _checked_url(url: Any) -> str:
     if parts.scheme not in ("http", "https") or not host:
         raise RemoteError(f"url must be an http(s) URL {example}, got {shown!r}")
     if parts.username is not None or parts.password is not None or "@" in text:
-        raise RemoteError(
-            f"url {shown} carries credentials; leave them out (the client reads its API key "
-            "from LANGGRAPH_API_KEY or LANGSMITH_API_KEY)"
-        )
+        raise RemoteError(f"url {shown} carries credentials; leave them out ({key_hint})")
     try:
         parts.port  # noqa: B018 - raises ValueError for a port that is no number
     except ValueError:
@@ -162,22 +193,22 @@ def _checked_url(url: Any) -> str:
         ) from None
     if parts.query or parts.fragment or text.endswith(("?", "#")):
         raise RemoteError(
-            f"url must have no query or fragment, got {shown!r} (an API key goes in "
-            "LANGGRAPH_API_KEY or LANGSMITH_API_KEY, never in the URL)"
+            f"url must have no query or fragment, got {shown!r} (never a credential in the "
+            f"URL: {key_hint})"
         )
     return text.rstrip("/")
 
 
 def parse_remote(value: Any, *, where: str) -> Remote | None:
     """A profile's `remote` (None, a `Remote`, or a mapping with `url`, `graph_id` and an
-    optional `timeout`) as a `Remote`; a bad one raises RemoteError naming `where` and the
-    field."""
+    optional `timeout`; or `url` and `protocol: a2a`) as a `Remote`; a bad one raises
+    RemoteError naming `where` and the field."""
     if value is None or isinstance(value, Remote):
         return value
     if not isinstance(value, Mapping):
         raise RemoteError(
-            f"{where}: remote must be a mapping with url and graph_id (and optionally "
-            f"timeout), got {type(value).__name__}"
+            f"{where}: remote must be a mapping with url and graph_id (or url and protocol: "
+            f"a2a), and optionally timeout, got {type(value).__name__}"
         )
     unknown = sorted(str(k) for k in value if k not in REMOTE_FIELDS)
     if unknown:
@@ -185,7 +216,9 @@ def parse_remote(value: Any, *, where: str) -> Remote | None:
             f"{where}: remote: unknown field(s) {', '.join(unknown)}; known fields: "
             f"{', '.join(REMOTE_FIELDS)}"
         )
-    missing = [k for k in ("url", "graph_id") if k not in value]
+    langgraph = value.get("protocol", "langgraph") == "langgraph"  # else Remote checks it
+    needed = ("url", "graph_id") if langgraph else ("url",)
+    missing = [k for k in needed if k not in value]
     if missing:
         raise RemoteError(f"{where}: remote: missing {', '.join(missing)}")
     try:
