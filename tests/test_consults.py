@@ -29,6 +29,8 @@ from specialist_handover.nodes.handover.arguments import read_consult
 from specialist_handover.nodes.handover.consult import QUOTED_NOTE
 from specialist_handover.nodes.handover.node import describe_trail
 from specialist_handover.nodes.handover.transfer import handover_tools
+from specialist_handover.nodes.history.conversation import recent_turns
+from specialist_handover.nodes.history.full_history import build_full_history
 from specialist_handover.nodes.models.offline import OfflineChatModel
 from specialist_handover.nodes.tools.names import CONSULT, GRAPH_TOOLS, HANDOVER
 from specialist_handover.specialists import ORCHESTRATOR_PROFILE, builtin_profiles
@@ -221,6 +223,11 @@ def test_consultants_run_in_one_step_and_answer_in_one_tool_message_in_the_calls
         assert m.content.startswith(f"As the {who}") and m.content[:80] in tool_text
     after = model.requests[-1]  # the orchestrator's answer: the tool message, not the copies
     assert [type(m).__name__ for m in after[-2:]] == ["AIMessage", "ToolMessage"]
+    # nor a later package's turns, nor the full history (stage 2)
+    turns = recent_turns(values["messages"], 10)
+    assert not any(t.startswith(("solution_architect:", "frontend_designer:")) for t in turns)
+    full = build_full_history(values["messages"], package_text="", counter=token_counter())
+    assert full.total_messages == len(values["messages"]) - 2
     text = consult_answer(values).content
     assert text.index("[1] solution_architect") < text.index("[2] frontend_designer")
     assert values["messages"][-1].content.startswith("I asked the specialists at once.")

@@ -296,7 +296,8 @@ def test_a_consult_records_each_package_against_the_full_history(server, ctx):
     ]
     consults = [r for r in graph.trail(config) if r["kind"] == "consult"]
     assert len(consults) == 2 == len(events)
-    upto = graph.transcript(config)[:-2]  # before the consult's answer and the final reply
+    # before the consult's answer, the consultants' answers shown to the reader, the reply
+    upto = graph.transcript(config)[:-4]
     assert (
         isinstance(upto[-1], AIMessage) and upto[-1].tool_calls[0]["name"] == "consult_specialists"
     )

@@ -77,6 +77,7 @@ from ..history.budget import fit_messages
 from ..history.conversation import (
     FOR_READERS,
     graph_reply,
+    is_turn,
     messages_since,
     own_view,
     pending_tool_calls,
@@ -101,7 +102,7 @@ def notes_message(
     texts = [
         message_text(m)
         for m in earlier
-        if isinstance(m, HumanMessage | AIMessage) and message_text(m).strip()
+        if is_turn(m)
     ]
     if not texts and not trail:
         return None

@@ -28,8 +28,19 @@ def speaker(message: BaseMessage) -> str:
 
 
 def is_turn(message: BaseMessage) -> bool:
-    """A user message or an assistant message with text (tool plumbing is not a turn)."""
-    return isinstance(message, HumanMessage | AIMessage) and bool(message_text(message).strip())
+    """A user message or an assistant message with text (tool plumbing is not a turn, nor a
+    message for readers only)."""
+    return (
+        isinstance(message, HumanMessage | AIMessage)
+        and not for_readers(message)
+        and bool(message_text(message).strip())
+    )
+
+
+def for_readers(message: BaseMessage) -> bool:
+    """A message written for the person reading only (`FOR_READERS`): no model request holds
+    it, neither a view, a package's turns nor the full history."""
+    return bool((getattr(message, "response_metadata", None) or {}).get(FOR_READERS))
 
 
 def recent_turns(messages: Sequence[BaseMessage], n: int) -> list[str]:
@@ -129,7 +140,7 @@ def own_view(messages: Sequence[BaseMessage], agent: str) -> list[BaseMessage]:
     owner: dict[str, str | None] = {}
     out: list[BaseMessage] = []
     for m in messages:
-        if isinstance(m, AIMessage) and m.response_metadata.get(FOR_READERS):
+        if for_readers(m):
             continue  # said for the person reading, not for a model
         if isinstance(m, AIMessage):
             for call in [*m.tool_calls, *m.invalid_tool_calls]:

@@ -24,6 +24,7 @@ from langchain_core.messages import BaseMessage, convert_to_messages, trim_messa
 
 from ...state import TokenCounter
 from ...state.defaults import FULL_HISTORY_MAX_TOKENS, FULL_HISTORY_VERBATIM_MESSAGES
+from .conversation import for_readers
 from .render import CONDENSED, SHORTENED, VERBATIM, History
 
 MIN_SUMMARY_TOKENS = 32  # below this a summarizer call is not worth it
@@ -61,7 +62,8 @@ def build_full_history(
         raise ValueError(f"max_tokens must be a positive int, got {max_tokens!r}")
     if isinstance(keep_recent, bool) or not isinstance(keep_recent, int) or keep_recent < 0:
         raise ValueError(f"keep_recent must be an int >= 0, got {keep_recent!r}")
-    msgs = list(convert_to_messages(messages))  # dicts / tuples too, as LangChain accepts them
+    # dicts / tuples too, as LangChain accepts them; not the messages for readers only
+    msgs = [m for m in convert_to_messages(messages) if not for_readers(m)]
     history = History(msgs, counter)
     composer = _Composer(history, package_text or "(none)", max_tokens, keep_recent, summarize)
     shrink = 0
