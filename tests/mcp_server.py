@@ -96,6 +96,7 @@ def serve_http(mode: str) -> None:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
+    sock.listen(128)  # before the port is announced: a client that comes early waits, not refused
     print(f"PORT {sock.getsockname()[1]}", flush=True)
     app = server.sse_app() if mode == "sse" else server.streamable_http_app()
     config = uvicorn.Config(app, log_level="warning")

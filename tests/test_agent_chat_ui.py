@@ -70,6 +70,8 @@ HERO = "Please design the landing page hero with bold typography."
 GO_BACK = "Thanks, go back to the orchestrator please."
 MOVED_ON = "Never mind, what is a monorepo?"
 REJECT_REASON = "The hero can wait until the copy is final."
+CARRY_ON = "Carry on without it"
+"""How a refused handover's answer tells the calling model to go on: never shown as its reply."""
 
 # The UI's markup has no test ids: a message is a `div.group`, the assistant's on the left
 # (mr-auto), the user's on the right (ml-auto); sonner renders each toast as an
@@ -326,11 +328,16 @@ class Chat:
     def expect_user_message(self, text: str) -> None:
         expect_visible(self.page.locator(USER_MESSAGE).filter(has_text=text))
 
-    def expect_reply(self, message: dict[str, Any]) -> Locator:
-        """The stored reply's text is on the page, all in one assistant message."""
+    def expect_reply(self, message: dict[str, Any], speaker: str | None = None) -> Locator:
+        """The stored reply's text is on the page, all in one assistant message (with
+        `speaker`: the one under that speaker's label, as another reply may quote it)."""
         lines = visible_lines(text_of(message))
         assert lines, f"reply without text: {message}"
-        bubble = self.page.locator(ASSISTANT_MESSAGE).filter(has_text=lines[0]).last
+        bubbles = self.page.locator(ASSISTANT_MESSAGE).filter(has_text=lines[0])
+        if speaker:
+            label = self.page.locator("strong", has_text=re.compile(rf"^{_label(speaker)}$"))
+            bubbles = bubbles.filter(has=label)
+        bubble = bubbles.last
         expect_visible(bubble)
         for line in lines[1:]:
             expect(bubble).to_contain_text(line, timeout=TIMEOUT_MS)
@@ -338,12 +345,75 @@ class Chat:
 
     def expect_speaker(self, bubble: Locator, speaker: str) -> None:
         """The message opens with its speaker's name in bold, e.g. **frontend designer**."""
-        label = speaker.replace("_", " ")
-        expect(bubble.locator("strong").first).to_have_text(label, timeout=TIMEOUT_MS)
+        expect(bubble.locator("strong").first).to_have_text(_label(speaker), timeout=TIMEOUT_MS)
+
+    def expect_replies_in_order(self, replies: list[dict[str, Any]]) -> None:
+        """Each stored reply is on the page under its speaker's label, one below the other."""
+        bubbles = []
+        for reply in replies:
+            bubble = self.expect_reply(reply, reply["name"])
+            self.expect_speaker(bubble, reply["name"])
+            bubbles.append(bubble)
+        tops = [box["y"] for box in (b.bounding_box() for b in bubbles) if box]
+        assert len(tops) == len(bubbles) and tops == sorted(tops) and len(set(tops)) == len(tops), (
+            f"replies out of order on the page: {[r['name'] for r in replies]} at {tops}"
+        )
+
+    def edit_field(self, name: str) -> Locator:
+        """The review form's box for the argument `name` (the form titles it in Start Case)."""
+        title = name.replace("_", " ").title()
+        return self.page.locator(
+            f"xpath=//p[normalize-space()='{title}']/following-sibling::textarea"
+        )
+
+    def fill_review(self, values: dict[Locator, str]) -> None:
+        """Type `values` into the review form once the page stopped refreshing it; type again
+        what a late re-render wiped (each resets the form), and check all of it is there."""
+        self.wait_until_settled()
+        for box, text in values.items():
+            box.fill(text)
+        self.page.wait_for_timeout(1000)
+        for box, text in values.items():
+            if box.input_value() != text:
+                box.fill(text)
+        for box, text in values.items():
+            expect(box).to_have_value(text)
+
+    def tool_call(self, call_id: str) -> Locator:
+        """The table of the tool call `call_id` (its name and id head it)."""
+        return self.page.locator(
+            f"div.overflow-hidden.rounded-lg:has(h3 > code:text-is('{call_id}'))"
+        )
+
+    def expect_tool_result(self, call_id: str, text: str) -> Locator:
+        """The tool result that answers `call_id` shows `text` (expanded when the UI cut it)."""
+        card = self.page.locator(
+            "div.overflow-hidden.rounded-lg:has(h3:has-text('Tool Result'))"
+            f":has(code:text-is('{call_id}'))"
+        )
+        expect_visible(card)
+        more = card.locator("button")
+        if more.count():  # the UI shows 4 lines or 500 characters until it is expanded
+            more.click()
+        expect(card).to_contain_text(text, timeout=TIMEOUT_MS)
+        return card
 
     def expect_no_error_toast(self) -> None:
         toasts = self.page.locator(ERROR_TOAST)
         expect(toasts, f"error toast: {toasts.all_inner_texts()}").to_have_count(0)
+
+
+def _label(speaker: str) -> str:
+    """A speaker's label as the page shows it: `frontend_designer` -> frontend designer."""
+    return speaker.replace("_", " ")
+
+
+def save_screenshot(page: Page, screenshots: list[Path], name: str) -> None:
+    """A screenshot of the page midway through a test, beside the tests' own."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    page.screenshot(path=str(path))
+    screenshots.append(path)
 
 
 def expect_visible(locator: Locator, timeout: float = TIMEOUT_MS) -> None:
@@ -381,6 +451,27 @@ def pending_reviews(state: dict[str, Any]) -> list[dict[str, Any]]:
     return [i["value"] for task in state["tasks"] for i in task.get("interrupts", [])]
 
 
+def handover_calls(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The stored handover calls, in order."""
+    return [
+        call
+        for m in messages
+        if m["type"] == "ai"
+        for call in m.get("tool_calls") or []
+        if call["name"] == "handover_to_specialist"
+    ]
+
+
+def answers_to(messages: list[dict[str, Any]], call_id: str) -> list[dict[str, Any]]:
+    """The stored tool messages that answer the call `call_id`."""
+    return [m for m in messages if m["type"] == "tool" and m.get("tool_call_id") == call_id]
+
+
+def arg_cell(call: Locator, name: str) -> Locator:
+    """The value cell of the argument `name` in a tool call's table on the page."""
+    return call.locator(f"xpath=.//tr[td[1][normalize-space()='{name}']]/td[2]")
+
+
 @pytest.fixture
 def chat(page: Page, ui: ChatUI, client, thread_ids: set[str]) -> Chat:
     return Chat(page=page, ui=ui, client=client, thread_ids=thread_ids)
@@ -411,19 +502,51 @@ def test_each_reply_shows_with_its_speaker_through_a_handover_and_a_return(chat:
 CONSULT = (
     "Ask the solution architect and the frontend designer: should the hero render on the server?"
 )
+CONSULTED = ["solution_architect", "frontend_designer"]
 
 
-def test_a_consult_shows_the_orchestrators_answer_from_both_specialists(chat: Chat):
-    """The orchestrator asks two specialists at once and answers from what they said."""
+def test_a_consult_shows_each_specialists_answer_then_the_orchestrators(chat: Chat):
+    """The orchestrator asks two specialists at once; each answer shows as its specialist's
+    own message, then the orchestrator answers from what they said."""
     chat.open()
     thread_id = chat.send(CONSULT)
     values = chat.state(thread_id)["values"]
     assert values["active_agent"] == "orchestrator"
-    reply = replies_after(values["messages"], CONSULT)[-1]
-    assert reply["name"] == "orchestrator"
+    replies = replies_after(values["messages"], CONSULT)
+    # each specialist's answer is its own message, under its label, then the orchestrator's
+    assert [r["name"] for r in replies] == CONSULTED + ["orchestrator"], outline(replies)
+    reply = replies[-1]
     assert "solution_architect" in text_of(reply) and "frontend_designer" in text_of(reply)
     chat.expect_user_message(CONSULT)
-    chat.expect_speaker(chat.expect_reply(reply), "orchestrator")
+    chat.expect_replies_in_order(replies)
+    chat.expect_no_error_toast()
+
+
+QUICK = "Quick question: which css unit for the hero layout?"
+HANDED_BACK = (
+    "↩️ The frontend designer handed the conversation back: your next message comes to me, "
+    "the orchestrator."
+)
+
+
+def test_a_specialist_that_answers_once_hands_back_and_the_orchestrator_says_so(chat: Chat):
+    """A quick question goes to the frontend designer until it replied (`after_reply`); the
+    orchestrator's note under its own label says who takes the next message."""
+    chat.open()
+    thread_id = chat.send(QUICK)
+    values = chat.state(thread_id)["values"]
+    messages = values["messages"]
+    stored = outline(messages)
+    (call,) = handover_calls(messages)
+    assert call["args"]["specialist_profile"] == "frontend_designer", call
+    assert call["args"]["return_condition"] == "after_reply", call
+    assert values["active_agent"] == "orchestrator", stored
+    answer, note = replies_after(messages, QUICK)
+    assert answer["name"] == "frontend_designer" and note["name"] == "orchestrator", stored
+    assert HANDED_BACK in text_of(note), stored
+    chat.expect_user_message(QUICK)
+    chat.expect_replies_in_order([answer, note])
+    expect(chat.expect_reply(note, "orchestrator")).to_contain_text(HANDED_BACK)
     chat.expect_no_error_toast()
 
 
@@ -467,14 +590,10 @@ def test_reject_in_the_review_leaves_the_orchestrator_saying_it_could_not_hand_o
     chat: Chat, reviewed_assistant: str
 ):
     thread_id, _ = _ask_for_a_reviewed_handover(chat, reviewed_assistant)
-    chat.wait_until_settled()  # else a late re-render may wipe the reason before the click
-    feedback = chat.page.get_by_placeholder("Share feedback with the agent...")
-    feedback.fill(REJECT_REASON)
+    chat.fill_review(
+        {chat.page.get_by_placeholder("Share feedback with the agent..."): REJECT_REASON}
+    )
     expect_visible(chat.page.get_by_text("Currently selected: Reject"))
-    chat.page.wait_for_timeout(1000)  # a late re-render resets the form: type it again then
-    if feedback.input_value() != REJECT_REASON:
-        feedback.fill(REJECT_REASON)
-    expect(feedback).to_have_value(REJECT_REASON)
     chat.act(chat.page.get_by_role("button", name="Submit rejection").click)
 
     decision = {"type": "reject", "message": REJECT_REASON}
@@ -486,10 +605,166 @@ def test_reject_in_the_review_leaves_the_orchestrator_saying_it_could_not_hand_o
     reply = replies_after(values["messages"], HERO)[-1]
     assert reply["name"] == "orchestrator"
     assert "could not hand" in text_of(reply) and REJECT_REASON.rstrip(".") in text_of(reply)
-    chat.expect_speaker(chat.expect_reply(reply), "orchestrator")
+    assert CARRY_ON not in text_of(reply)  # the refusal's line for the model is not for people
+    bubble = chat.expect_reply(reply, "orchestrator")
+    chat.expect_speaker(bubble, "orchestrator")
+    expect(bubble).not_to_contain_text(CARRY_ON)
     expect(chat.page.get_by_role("button", name="Submit rejection")).to_be_hidden(
         timeout=TIMEOUT_MS
     )
+    chat.expect_no_error_toast()
+
+
+EDITED_DECISIONS = ["Bold serif headline", "No carousel"]
+
+
+def test_an_edit_in_the_review_hands_over_as_edited_in_a_new_call_the_page_shows(
+    chat: Chat, reviewed_assistant: str
+):
+    """The UI's edit form sends every field as a string: two lines of decisions are read as a
+    list of two. The edited call is answered, and the edited handover is a new call."""
+    thread_id, call_id = _ask_for_a_reviewed_handover(chat, reviewed_assistant)
+    expect_visible(chat.page.get_by_text("Edit/Approve", exact=True))
+    chat.fill_review(
+        {
+            chat.edit_field("specialist_profile"): "quality_reviewer",
+            chat.edit_field("decisions"): "\n".join(EDITED_DECISIONS),
+        }
+    )
+    expect_visible(chat.page.get_by_text("Currently selected: Edit"))
+    submit = chat.page.get_by_role("button", name="Submit", exact=True)
+    chat.act(submit.click)
+
+    (decision,) = chat.runs[-1]["command"]["resume"]["decisions"]
+    assert decision["type"] == "edit", decision
+    assert decision["edited_action"]["name"] == "handover_to_specialist", decision
+    sent = decision["edited_action"]["args"]
+    assert sent["specialist_profile"] == "quality_reviewer"
+    assert sent["decisions"] == "\n".join(EDITED_DECISIONS)  # the form sends a string
+    state = chat.state(thread_id)
+    assert not pending_reviews(state)
+    values = state["values"]
+    messages = values["messages"]
+    stored = outline(messages)
+    assert values["active_agent"] == "quality_reviewer"
+    first, again = handover_calls(messages)
+    assert first["id"] == call_id and first["args"]["specialist_profile"] == "frontend_designer"
+    assert again["args"]["specialist_profile"] == "quality_reviewer"
+    assert again["args"]["decisions"] == EDITED_DECISIONS
+    (note,) = answers_to(messages, call_id)
+    assert text_of(note).startswith("The reviewer edited this handover ("), stored
+    (done,) = answers_to(messages, again["id"])
+    assert text_of(done).startswith("Handed over to quality_reviewer"), stored
+    reply = replies_after(messages, HERO)[-1]
+    assert reply["name"] == "quality_reviewer", stored
+
+    call = chat.tool_call(again["id"])
+    expect(arg_cell(call, "specialist_profile")).to_have_text("quality_reviewer")
+    for item in EDITED_DECISIONS:
+        expect(arg_cell(call, "decisions")).to_contain_text(item)
+    chat.expect_tool_result(call_id, "The reviewer edited this handover (")
+    chat.expect_tool_result(again["id"], "Handed over to quality_reviewer")
+    chat.expect_speaker(chat.expect_reply(reply, "quality_reviewer"), "quality_reviewer")
+    expect(submit).to_be_hidden(timeout=TIMEOUT_MS)
+    chat.expect_no_error_toast()
+
+
+NOT_APPLIED = "ERROR: the reviewer's edit was not applied: invalid return_condition 'bogus'"
+
+
+def test_an_invalid_edit_brings_the_review_back_with_the_error_then_a_fixed_one_works(
+    chat: Chat, reviewed_assistant: str, screenshots: list[Path]
+):
+    """An edit that does not validate is not applied: the conversation says so, and the
+    review comes back with the reviewer's value in the form and the error in its description."""
+    thread_id, call_id = _ask_for_a_reviewed_handover(chat, reviewed_assistant)
+    condition = chat.edit_field("return_condition")
+    chat.fill_review({condition: "bogus"})
+    chat.act(chat.page.get_by_role("button", name="Submit", exact=True).click)
+
+    (decision,) = chat.runs[-1]["command"]["resume"]["decisions"]
+    assert (
+        decision["type"] == "edit"
+        and decision["edited_action"]["args"]["return_condition"] == "bogus"
+    )
+    state = chat.state(thread_id)
+    (review,) = pending_reviews(state)
+    (request,) = review["action_requests"]
+    assert request["args"]["return_condition"] == "bogus"  # the reviewer's value, to fix
+    assert "ERROR: invalid return_condition 'bogus'" in request["description"]
+    messages = state["values"]["messages"]
+    stored = outline(messages)
+    (note,) = answers_to(messages, call_id)
+    assert text_of(note).startswith(NOT_APPLIED), stored
+    first, again = handover_calls(messages)
+    assert messages[-1]["tool_calls"] == [again], stored  # the call made again waits
+    assert again["args"]["return_condition"] == first["args"]["return_condition"]  # not applied
+
+    chat.expect_tool_result(call_id, text_of(note))
+    expect(condition).to_have_value("bogus", timeout=TIMEOUT_MS)
+    condition.scroll_into_view_if_needed()
+    save_screenshot(chat.page, screenshots, "test_an_invalid_edit_form")
+    review_card = chat.page.locator("div.rounded-2xl.bg-gray-50.p-8")
+    review_card.get_by_role("button", name="Description", exact=True).click()
+    expect(review_card).to_contain_text(
+        "Your last answer could not be used: ERROR: invalid return_condition 'bogus'",
+        timeout=TIMEOUT_MS,
+    )
+    save_screenshot(chat.page, screenshots, "test_an_invalid_edit_description")
+    review_card.locator("button:has(svg.lucide-x)").click()  # back to the form
+    # approving now would approve what the form shows (`bogus`, failing again): fix it
+    condition = chat.edit_field("return_condition")
+    chat.fill_review({condition: "user_request"})
+    approve = chat.page.get_by_role("button", name="Approve", exact=True)
+    chat.act(chat.page.get_by_role("button", name="Submit", exact=True).click)
+
+    (decision,) = chat.runs[-1]["command"]["resume"]["decisions"]
+    assert decision["type"] == "edit", decision
+    assert decision["edited_action"]["args"]["return_condition"] == "user_request"
+    state = chat.state(thread_id)
+    assert not pending_reviews(state)
+    values = state["values"]
+    stored = outline(values["messages"])
+    assert values["active_agent"] == "frontend_designer", stored
+    (done,) = answers_to(values["messages"], again["id"])
+    assert text_of(done).startswith("Handed over to frontend_designer"), stored
+    reply = replies_after(values["messages"], HERO)[-1]
+    assert reply["name"] == "frontend_designer", stored
+    chat.expect_speaker(chat.expect_reply(reply, "frontend_designer"), "frontend_designer")
+    expect(approve).to_be_hidden(timeout=TIMEOUT_MS)
+    chat.expect_no_error_toast()
+
+
+RESOLVED = "✅ Marked as resolved: I did not hand this over to frontend_designer"
+
+
+def test_mark_as_resolved_ends_the_review_without_a_handover_and_the_orchestrator_says_so(
+    chat: Chat, reviewed_assistant: str
+):
+    """The UI's "Mark as Resolved" sends a run with `Command(goto="__end__")`."""
+    thread_id, call_id = _ask_for_a_reviewed_handover(chat, reviewed_assistant)
+    resolve = chat.page.get_by_role("button", name="Mark as Resolved", exact=True)
+    chat.act(resolve.click)
+
+    command = chat.runs[-1]["command"]
+    assert command.get("goto") == "__end__" and "resume" not in command, command
+    state = chat.state(thread_id)
+    assert not pending_reviews(state) and not state["next"]
+    values = state["values"]
+    messages = values["messages"]
+    stored = outline(messages)
+    assert values["active_agent"] == "orchestrator" and not values.get("handover"), stored
+    assert [h["kind"] for h in values.get("handovers") or []] == ["refused"]
+    (answer,) = answers_to(messages, call_id)
+    assert "marked as resolved" in text_of(answer), stored
+    reply = replies_after(messages, HERO)[-1]
+    assert reply["name"] == "orchestrator" and RESOLVED in text_of(reply), stored
+
+    bubble = chat.expect_reply(reply, "orchestrator")
+    chat.expect_speaker(bubble, "orchestrator")
+    expect(bubble).to_contain_text(RESOLVED)
+    expect(resolve).to_be_hidden(timeout=TIMEOUT_MS)
+    expect(chat.page.get_by_text("Handed over to")).to_have_count(0)
     chat.expect_no_error_toast()
 
 
@@ -521,7 +796,7 @@ def test_a_message_typed_while_a_review_waits_is_answered_without_an_error(
     assert not pending_reviews(state), "the review still waits"
     assert state["values"]["active_agent"] == "orchestrator"
     assert not any(m.get("id", "").startswith("do-not-render-") for m in messages), stored
-    answers = [m for m in messages if m["type"] == "tool" and m.get("tool_call_id") == call_id]
+    answers = answers_to(messages, call_id)
     assert [text_of(m)[:6] for m in answers] == ["ERROR:"], (
         f"the pending handover call needs one ERROR answer:\n{stored}"
     )

@@ -27,10 +27,10 @@ from fidelity.corpus import (  # noqa: E402
 )
 from fidelity.harness import RECENT_USER_TURNS, peers_missing  # noqa: E402
 
+from specialist_handover.nodes.handover.transfer import GO_BACK  # noqa: E402
 from specialist_handover.nodes.models.offline.cues import (  # noqa: E402
     AFTER_REPLY,
     CONSULT_ASK,
-    GO_BACK,
     TASK_COMPLETE,
 )
 from specialist_handover.specialists import builtin_profiles  # noqa: E402

@@ -129,7 +129,11 @@ def test_an_invalid_edit_pauses_again_showing_the_error_and_the_package_as_it_st
     assert error in again["error"]
     assert {k: again[k] for k in FIELDS} == {k: first[k] for k in FIELDS}  # not applied
     assert briefings(ctx) == []
-    out = graph.invoke(Command(resume=APPROVE), config, context=ctx)
+    # approving what the form shows (the reviewer's values) fails the same way
+    still = paused(graph.invoke(Command(resume=APPROVE), config, context=ctx))
+    assert error in still["error"] and briefings(ctx) == []
+    fixed = editing(first, topic="hero v4")  # the form's values replaced by good ones
+    out = graph.invoke(Command(resume=fixed), config, context=ctx)
     assert out["active_agent"] == "frontend_designer" and len(briefings(ctx)) == 1
 
 
@@ -169,8 +173,9 @@ def test_an_invalid_edit_keeps_the_reviewers_values_in_the_form(setup):
     )
     assert remade.tool_calls[0]["args"]["return_condition"] == first["return_condition"]
     check_tool_history(messages[:-1])  # the new call waits for its review
-    out = graph.invoke(Command(resume=APPROVE), config, context=ctx)
+    out = graph.invoke(Command(resume=editing(first, topic="hero v3")), config, context=ctx)
     assert out["active_agent"] == "frontend_designer"
+    assert graph.get_state(config).values["handover"]["topic"] == "hero-v3"
     check_tool_history(out["messages"])
 
 
@@ -191,7 +196,9 @@ def test_after_an_edit_the_call_in_the_conversation_carries_the_edited_arguments
     results = [m for m in out["messages"] if isinstance(m, ToolMessage)]
     assert results[0].content.startswith("The reviewer edited this handover (")
     assert results[1].content.startswith("Handed over to quality_reviewer")
-    assert results[1].tool_call_id == calls[-1].tool_calls[0]["id"]
+    new_call = calls[-1].tool_calls[0]["id"]
+    assert results[1].tool_call_id == new_call and f"handover_id={new_call};" in results[1].content
+    assert graph.get_state(config).values["handover"]["handover_id"] == new_call
     check_tool_history(out["messages"])
 
 
@@ -499,3 +506,26 @@ def test_a_resume_value_that_cannot_be_stored_is_refused_as_input(setup):
     with pytest.raises(InputError, match="the resume value cannot be stored"):
         graph.invoke(Command(resume={"decisions": [object()]}), config, context=ctx)
     paused(graph.invoke(None, config, context=ctx))  # the review still waits, unharmed
+
+
+def test_the_terminal_approving_after_an_invalid_edit_approves_the_package_it_shows(setup):
+    """The terminal shows the package as it stood (not the reviewer's failed values, which a
+    form shows again): approving there carries that out."""
+    import io
+
+    from specialist_handover.graph.terminal.printer import Printer
+    from specialist_handover.graph.terminal.review import TerminalReviewer
+
+    graph, config, ctx = setup
+    first = paused(graph.invoke({"messages": [("user", HERO)]}, config, context=ctx))
+    again = paused(
+        graph.invoke(Command(resume=editing(first, return_condition="bogus")), config, context=ctx)
+    )
+    assert again["action_requests"][0]["args"]["return_condition"] == "bogus"
+    out = io.StringIO()
+    reviewer = TerminalReviewer(Printer(out, spinner=False), lambda prompt: "a")
+    answer = reviewer(again)
+    assert "❌ ERROR: invalid return_condition 'bogus'" in out.getvalue()
+    values = graph.invoke(Command(resume=answer), config, context=ctx)
+    assert values["active_agent"] == "frontend_designer"
+    assert graph.get_state(config).values["handover"]["return_condition"] == "user_request"

@@ -108,7 +108,8 @@ def test_the_state_keeps_a_window_and_the_transcript_keeps_everything(long_threa
     check_tool_history(window)
 
     transcript = graph.transcript(cfg)
-    assert len(transcript) == 480 and len({m.id for m in transcript}) == 480
+    # five messages a turn: the request, the call, its answer, the reply, the hand-back note
+    assert len(transcript) == 600 and len({m.id for m in transcript}) == 600
     users = [m.text for m in transcript if isinstance(m, HumanMessage)]
     assert users == [f"Request #{t}" for t in range(120)]
     check_tool_history(transcript)
@@ -132,7 +133,7 @@ def test_a_fork_reads_the_transcript_up_to_its_checkpoint(long_thread):
     graph, _, _ = long_thread
     cfg = {"configurable": {"thread_id": "t"}}
     history = list(graph.get_state_history(cfg))
-    old = next(s for s in history if len(graph.transcript(s.config)) == 300)
+    old = next(s for s in history if len(graph.transcript(s.config)) == 375)
     assert [m.text for m in graph.transcript(old.config) if isinstance(m, HumanMessage)] == [
         f"Request #{t}" for t in range(75)
     ]
@@ -155,22 +156,27 @@ def test_handover_transcript_prints_the_whole_conversation(long_thread):
     out = _cli("transcript", "--json", *common)
     assert out.returncode == 0, out.stderr
     dicts = json.loads(out.stdout[out.stdout.index("[") :])
-    assert len(dicts) == 480
+    assert len(dicts) == 600
     assert dicts[0]["data"]["content"] == "Request #0"
     trail = _cli("trail", *common)
     assert trail.returncode == 0, trail.stderr
     assert "(240 events)" in trail.stdout and "topic=topic-0 " in trail.stdout
     text = _cli("transcript", *common)
     assert text.returncode == 0, text.stderr
-    assert "(480 messages)" in text.stdout
+    assert "(600 messages)" in text.stdout
     assert "\n   1. user: Request #0\n" in text.stdout
-    assert text.stdout.endswith("\n 480. test_debug_engineer: Answer 240.\n")
+    assert "\n 599. test_debug_engineer: Answer 240.\n" in text.stdout
+    assert text.stdout.endswith(
+        "\n 600. orchestrator: ↩️ The test debug engineer handed the "
+        "conversation back: your next message comes to me, the "
+        "orchestrator.\n"
+    )
 
 
 def test_stage_2_reads_the_archived_turns(long_thread):
     graph, ctx, _ = long_thread
     values = _say(graph, "Please read the full history #120", ctx)
-    answer = values["messages"][-1]
+    answer = values["messages"][-2]  # before the hand-back note
     assert "HISTORY SEEN" in answer.text
     assert "Request #0" in answer.text or "Request #1" in answer.text  # archived long ago
 
@@ -200,7 +206,7 @@ def test_any_saver_reads_the_archive(tmp_path):
         _say(graph, f"Request #{turn}", ctx)
     cfg = {"configurable": {"thread_id": "t"}}
     assert len(graph.get_state(cfg).values["messages"]) < 280
-    assert len(graph.transcript(cfg)) == 280
+    assert len(graph.transcript(cfg)) == 350
 
 
 def _msgs(kinds: str) -> list[BaseMessage]:
@@ -247,4 +253,4 @@ def test_messages_written_with_update_state_are_in_the_transcript(tmp_path, save
     assert len(graph.get_state(cfg).values["messages"]) <= WINDOW_MESSAGES + WINDOW_SLACK
     texts = [m.text for m in graph.transcript(cfg)]
     assert texts[:600] == [m.text for m in seeded]
-    assert texts[600] == "Request #0" and len(texts) == 604
+    assert texts[600] == "Request #0" and len(texts) == 605

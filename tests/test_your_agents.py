@@ -173,11 +173,10 @@ def test_your_create_agent_specialist_takes_a_handover_sees_the_package_and_hand
         assert values["active_agent"] == "orchestrator"
         trail = state_of(graph)["handovers"]
         assert trail[-1]["kind"] == "return" and trail[-1]["reason"] == f"{condition}: replied"
-        last = values["messages"][-1]
-        if condition == "after_reply":  # the writer's answer ends the run
-            assert last.name == "release_writer"
-        else:  # task_complete: the orchestrator answers in the same run
-            assert last.name == "orchestrator"
+        *_, answer, last = values["messages"]
+        if condition == "after_reply":  # the writer's answer, then the note who holds it now
+            assert answer.name == "release_writer" and last.response_metadata["for_readers"]
+        assert last.name == "orchestrator"  # task_complete: it answers in the same run
 
 
 def test_your_create_agent_orchestrator_with_handover_tools_hands_over(ctx):
@@ -262,8 +261,8 @@ def test_any_compiled_graph_with_messages_works_as_a_specialist(ctx):
         agents={"release_writer": plain.compile()},
     )
     values = say(graph, "Write the notes.", ctx)
-    last = values["messages"][-1]
-    assert last.name == "release_writer" and last.content.startswith("I read ")
+    answer = values["messages"][-2]  # before the hand-back note
+    assert answer.name == "release_writer" and answer.content.startswith("I read ")
     assert values["active_agent"] == "orchestrator"  # after_reply
 
 

@@ -75,6 +75,9 @@ class TerminalReviewer:
             action = self.action(*(CONSULT_ACTIONS if consult else HANDOVER_ACTIONS))
             if action == "approve":
                 self.printer.say("✅ Approved.")
+                if not consult and request.get("error"):  # what is shown: as it stood
+                    edited = {"name": "handover_to_specialist", "args": as_it_stood(request)}
+                    return decisions({"type": "edit", "edited_action": edited})
                 return decisions(*[{"type": "approve"}] * count)
             if action == "reject":
                 reason = self.ask("Reason (the caller reads it): ").strip()
@@ -86,10 +89,7 @@ class TerminalReviewer:
                     "✏️  Edited; the graph checks it and hands over (an edit that does not "
                     "validate comes back with its error)."
                 )
-                # the package as it stood (after an edit that did not validate, the action
-                # request's args hold that edit, for a form to show again)
-                shown = (request.get("action_requests") or [{}])[0].get("args") or {}
-                args = {**{k: request.get(k, v) for k, v in shown.items()}, **edit}
+                args = {**as_it_stood(request), **edit}
                 edited = {"name": "handover_to_specialist", "args": args}
                 return decisions({"type": "edit", "edited_action": edited})
 
@@ -147,3 +147,11 @@ def pick_field(answer: str) -> tuple[str, str, str] | None:
         if text in (name, key.replace("_", " ")) or (len(text) >= 3 and name.startswith(text)):
             return field
     return None
+
+
+def as_it_stood(request: dict[str, Any]) -> dict[str, Any]:
+    """The handover's arguments as the terminal shows them: the package as it stood (after an
+    edit that did not validate, the action request's args hold that edit, for a form to show
+    again, and approving them would fail again)."""
+    shown = (request.get("action_requests") or [{}])[0].get("args") or {}
+    return {k: request.get(k, v) for k, v in shown.items()}

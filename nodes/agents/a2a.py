@@ -66,7 +66,7 @@ from ...state import ProfileAgentState, TokenCounter, message_text, token_counte
 from ...state.defaults import MAX_MESSAGE_TOKENS
 from ..handover.consult_message import CONSULT_SENDER
 from ..handover.handover_to_specialist import HANDOVER_SENDER
-from ..models.offline.cues import GO_BACK
+from ..handover.transfer import GO_BACK
 from ..tools.names import RETURN
 from .remote_common import (
     AWAITS_USER,

@@ -99,11 +99,7 @@ def notes_message(
     """The handover notes that open a view: the trail (the orchestrator's) and a short summary
     of the turns before the view's window (None when there is neither)."""
     earlier = scope[max(0, window_start - ORCHESTRATOR_SUMMARY_LOOKBACK) : window_start]
-    texts = [
-        message_text(m)
-        for m in earlier
-        if is_turn(m)
-    ]
+    texts = [message_text(m) for m in earlier if is_turn(m)]
     if not texts and not trail:
         return None
     lines = ["HANDOVER NOTES (from the handover graph, not from the user)"]

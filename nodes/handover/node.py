@@ -450,9 +450,9 @@ def run_handover(
     def counter(name: Any) -> TokenCounter:
         return counter_for(name if isinstance(name, str) and name in profiles else "", ctx)
 
-    def options(target: Any) -> dict[str, Any]:
-        """`prepare_handover`'s options for a handover to `target`, with its "last time" lines
-        (its newest outcomes in this project)."""
+    def options(target: Any, handover_id: str = call["id"]) -> dict[str, Any]:
+        """`prepare_handover`'s options for a handover to `target` (made by the call
+        `handover_id`), with its "last time" lines (its newest outcomes in this project)."""
         name = target.strip() if isinstance(target, str) else target
         recalled = (
             last_time(
@@ -463,7 +463,7 @@ def run_handover(
         )
         return {
             "profiles": profiles,
-            "handover_id": call["id"],
+            "handover_id": handover_id,
             "from_agent": caller,
             "counter": counter(target),
             "when": asked_at(messages),
@@ -483,10 +483,12 @@ def run_handover(
         outcome = refusal
     elif ctx.review_handovers:
         shown_again = review_again(messages)
+        remade_id = f"call_{uuid.uuid4().hex[:24]}"  # an edit's new call: its handover's id
         outcome = review_handover(
             args,
-            prepare=lambda edited: prepare_handover(
-                {**edited, **supplied}, **options(edited.get("specialist_profile"))
+            prepare=lambda edited, remade: prepare_handover(
+                {**edited, **supplied},
+                **options(edited.get("specialist_profile"), remade_id if remade else call["id"]),
             ),
             check=check,
             from_agent=caller,
@@ -500,6 +502,7 @@ def run_handover(
                 HANDOVER,
                 outcome.args,
                 {"kept": outcome.kept, "error": outcome.error} if outcome.outcome is None else {},
+                remade_id,
             )
             before = [tool_answer(call, outcome.note), *answers, again]
             if outcome.outcome is None:  # not applied: the new call is reviewed again
@@ -576,7 +579,12 @@ def review_again(messages: Sequence[BaseMessage]) -> dict[str, Any]:
 
 
 def reissued_call(
-    caller: str, profile: Profile, name: str, args: dict[str, Any], again: dict[str, Any]
+    caller: str,
+    profile: Profile,
+    name: str,
+    args: dict[str, Any],
+    again: dict[str, Any],
+    call_id: str | None = None,
 ) -> AIMessage:
     """The caller's `name` call made again with `args`: a reviewer's edit, or (with `again`, the
     reviewer's values and the error of an edit that did not validate) to be reviewed again."""
@@ -584,7 +592,7 @@ def reissued_call(
         content="",
         name=caller,
         id=f"msg-{uuid.uuid4().hex}",
-        tool_calls=[{"name": name, "args": args, "id": f"call_{uuid.uuid4().hex[:24]}"}],
+        tool_calls=[{"name": name, "args": args, "id": call_id or f"call_{uuid.uuid4().hex[:24]}"}],
         additional_kwargs={REVIEW_AGAIN: again} if again else {},
         response_metadata={
             "persona_marker": profile.marker,

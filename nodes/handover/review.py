@@ -70,7 +70,8 @@ from .arguments import ENTRY_FIELDS, MODEL_ARGUMENTS, SHARED, ConsultRequest, ca
 from .handover_to_specialist import HandoverOutcome, PreparedHandover, commit_handover
 
 DECISIONS = ("approve", "edit", "reject")
-Prepare = Callable[[dict[str, Any]], PreparedHandover | str]
+Prepare = Callable[[dict[str, Any], bool], PreparedHandover | str]
+"""(arguments, whether they go in a new call: an edit) -> the prepared package, or ERROR."""
 Check = Callable[[Any], str | None]
 Decisions = list[tuple[str, dict[str, Any]]]
 
@@ -309,7 +310,7 @@ def review_handover(
     """Pause until a person approves, edits or rejects; then carry it out, refuse it, or make
     the edited call again (`Reissued`). `kept` and `error`: an earlier edit that did not
     validate, shown again."""
-    prepared = prepare(args)
+    prepared = prepare(args, False)
     if isinstance(prepared, str):
         return prepared  # the model's own arguments do not validate: nothing to review
     ((kind, fields),) = _decided(
@@ -335,6 +336,8 @@ def review_handover(
             f"ERROR: the handover to {target} was rejected by the reviewer: "
             f"{reviewer_reason(fields.get('message'))}{CARRY_ON}"
         )
+    if kind == "approve" and kept:  # the form showed the reviewer's values: those are approved
+        kind, fields = "edit", dict(kept)
     fields = form_values(fields) if kind == "edit" else {}
     edited = {**args, **fields}
     changed = [k for k in MODEL_ARGUMENTS if k in edited and edited.get(k) != args.get(k)]
@@ -342,7 +345,7 @@ def review_handover(
     if problem is None and not changed:  # approved, or an edit that changed nothing
         return commit_handover(prepared)
     problem = problem or check(edited.get("specialist_profile"))
-    candidate = prepare(edited) if problem is None else problem
+    candidate = prepare(edited, True) if problem is None else problem
     if isinstance(candidate, str):
         return Reissued(
             args=args,

@@ -26,6 +26,7 @@ and it answers the question instead.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from functools import partial
 from typing import Any
@@ -57,6 +58,15 @@ ALONE = (
     "ERROR: {name} must be the only tool call of its reply; it was not carried out. Your "
     "other calls ran: call {name} again on its own."
 )
+
+
+GO_BACK = re.compile(
+    r"\b(back to the orchestrator|go back|return to the orchestrator|hand (it )?back|"
+    r"that'?s all|we'?re done|we are done|switch back)\b",
+    re.I,
+)
+"""A user's words that ask to go back to the orchestrator: what the offline model reads, and
+what hands back for an agent with no tool of ours (an A2A agent, `a2a.py`)."""
 
 
 def chosen_transfer(calls: Sequence[Any]) -> Any | None:

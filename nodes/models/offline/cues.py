@@ -17,11 +17,6 @@ from ...history.extractive import ARTIFACT
 from ...tools.names import FULL_HISTORY, HANDOVER, READ_BRIEFING, RETURN
 from .scorer import best_profile
 
-GO_BACK = re.compile(
-    r"\b(back to the orchestrator|go back|return to the orchestrator|hand (it )?back|"
-    r"that'?s all|we'?re done|we are done|switch back)\b",
-    re.I,
-)
 FULL_HISTORY_ASK = re.compile(
     r"\b(full history|whole conversation|entire conversation|everything we discussed|"
     r"all the history|full conversation)\b",

@@ -45,6 +45,7 @@ from ....state import message_text, token_counter
 from ...handover.consult_message import CONSULT_SENDER, QUESTION_DATA_KEY
 from ...handover.handover_to_specialist import HANDOVER_SENDER, package_of
 from ...handover.review import for_people
+from ...handover.transfer import GO_BACK
 from ...history.extractive import (
     clip_words,
     extract_artifacts,
@@ -58,7 +59,6 @@ from .cues import (
     AFTER_REPLY,
     BRIEFING_ASK,
     FULL_HISTORY_ASK,
-    GO_BACK,
     PASS_ON,
     TASK_COMPLETE,
     choose_specialist,
