@@ -43,12 +43,11 @@ from ...state import (
     HandoverState,
     TokenCounter,
     coerce_context,
-    speaker_label,
     usable,
 )
 from ...state.schema import CONSULT_NODE, CONSULTANT_NODE
 from ..briefing.writer import quoted_line, quoted_text
-from ..history.conversation import FOR_READERS, GRAPH_MADE, graph_reply, pending_tool_calls
+from ..history.conversation import FOR_READERS, graph_reply, pending_tool_calls
 from ..tools.names import CONSULT
 from .arguments import SHARED, ConsultRequest, read_consult
 from .consult_message import ConsultTask
@@ -321,26 +320,18 @@ def _check_edit(entry: ConsultRequest, edited: dict[str, Any], others: list[str]
 def shown_answers(round_: ConsultRound, profiles: ProfileRegistry, label: bool) -> list[AIMessage]:
     """Each answer as its specialist's own message, for the person reading the chat (a chat
     shows a tool message as plumbing): flagged `FOR_READERS`, so no model reads it twice."""
-    shown = []
-    for e in sorted(round_["entries"], key=lambda e: e["index"]):
-        if e["status"] != "answered" or e["specialist"] not in profiles:
-            continue
-        profile = profiles[e["specialist"]]
-        shown.append(
-            AIMessage(
-                content=(speaker_label(profile.emoji, e["specialist"]) if label else "")
-                + e["text"],
-                name=e["specialist"],
-                id=f"consult-{round_['call_id']}-{e['index']}",
-                response_metadata={
-                    "persona_marker": profile.marker,
-                    "persona_emoji": profile.emoji,
-                    FOR_READERS: True,
-                    GRAPH_MADE: True,
-                },
-            )
+    return [
+        graph_reply(
+            e["specialist"],
+            profiles[e["specialist"]],
+            e["text"],
+            FOR_READERS,
+            label=label,
+            message_id=f"consult-{round_['call_id']}-{e['index']}",
         )
-    return shown
+        for e in sorted(round_["entries"], key=lambda e: e["index"])
+        if e["status"] == "answered" and e["specialist"] in profiles
+    ]
 
 
 def make_answers_node(profiles: ProfileRegistry, *, label: bool = False):  # type: ignore[no-untyped-def]

@@ -167,14 +167,20 @@ GRAPH_MADE = "handover_graph_reply"
 
 
 def graph_reply(
-    agent: str, profile: Profile, content: str, flag: str, *, label: bool = False
+    agent: str,
+    profile: Profile,
+    content: str,
+    flag: str,
+    *,
+    label: bool = False,
+    message_id: str | None = None,
 ) -> AIMessage:
     """A reply the graph writes for an agent (no model asked), marked with `flag`; opened by
     the speaker's label when `label` (the graph labels replies for chat UIs)."""
     return AIMessage(
         content=speaker_label(profile.emoji, agent) + content if label else content,
         name=agent,
-        id=f"msg-{uuid.uuid4().hex}",
+        id=message_id or f"msg-{uuid.uuid4().hex}",
         response_metadata={
             "persona_marker": profile.marker,
             "persona_emoji": profile.emoji,
