@@ -169,7 +169,8 @@ def test_after_reply_answers_once_then_the_orchestrator_has_the_next_turn(saver,
     graph = build_graph(checkpointer=saver, model=model)
     values = say(graph, "Quick question: which css unit for the hero layout?", ctx)
     assert values["handovers"][0]["return_condition"] == "after_reply"
-    assert values["messages"][-1].name == "frontend_designer"
+    answer, note = values["messages"][-2:]  # its answer, then the note who holds the thread
+    assert answer.name == "frontend_designer" and note.response_metadata["for_readers"]
     assert values["active_agent"] == "orchestrator"
     before = len(model.requests)
     say(graph, "Thanks. Hello again.", ctx)

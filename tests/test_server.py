@@ -578,7 +578,10 @@ def test_handover_review_over_the_sdk(client, assistant_id, ctx, root, how):
         state = client.threads.get_state(thread_id)
         (again,) = [i["value"] for task in state["tasks"] for i in task.get("interrupts", [])]
         assert again["error"].startswith("ERROR: invalid return_condition 'bogus'")
-        how = "approve"
+        # approving now approves the reviewer's values (`bogus`) again: it pauses again
+        answer({"decisions": [{"type": "approve"}]})
+        assert client.threads.get_state(thread_id)["next"] == ["handover"]
+        how = "edit"  # the form's box fixed: carried out
     if how == "edit":
         out = answer(edited(topic="hero over http"))
         assert out["active_agent"] == "frontend_designer"  # an edit is carried out at once
