@@ -52,31 +52,23 @@ _EXPORTS = {
     "handover_tools": ".nodes.handover.transfer",
 }
 
-
-_DISTRIBUTION = "specialist-handover"
-_NOT_INSTALLED = "0+unknown"
 _SUBPACKAGES = ("graph", "nodes", "specialists", "state")
 
 
-def _version() -> str:
-    """The installed distribution's version; `0+unknown` from a source tree not installed.
-    (`graph/cli.py` reads it the same way for `--version`, without importing this module.)"""
-    from importlib import metadata
-
-    try:
-        return metadata.version(_DISTRIBUTION)
-    except metadata.PackageNotFoundError:
-        return _NOT_INSTALLED
-
-
 def __getattr__(name: str) -> _typing.Any:
-    """Import on first use, so `import specialist_handover.state` stays light."""
-    if name in _EXPORTS:
-        from importlib import import_module
+    """Import on first use, so `import specialist_handover.state` stays light.
+    `__version__` is the installed distribution's version; `0+unknown` from a source tree not
+    installed (`graph/cli.py` reads it the same way for `--version`, without importing this
+    module)."""
+    from importlib import import_module, metadata
 
+    if name in _EXPORTS:
         return getattr(import_module(_EXPORTS[name], __name__), name)
     if name == "__version__":
-        return _version()
+        try:
+            return metadata.version("specialist-handover")
+        except metadata.PackageNotFoundError:
+            return "0+unknown"
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -29,7 +29,6 @@ A profile file is YAML front matter followed by the Markdown system prompt::
 
 from __future__ import annotations
 
-import math
 import os
 import re
 import stat
@@ -41,7 +40,7 @@ from typing import Any
 
 import yaml
 
-from .remote import Remote, RemoteError, parse_remote, safe_url
+from .remote import Remote, RemoteError, is_seconds, parse_remote, safe_url
 
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_]{0,47}$")
 """Profile names: node names, message names and file names all accept these."""
@@ -133,17 +132,13 @@ class Profile:
             object.__setattr__(self, "remote", parse_remote(self.remote, where=where))
         except RemoteError as exc:
             raise ProfileFileError(str(exc)) from None
-        if self.remote is not None and self.tools:
-            raise ProfileFileError(
-                f"{where}: tools: a remote specialist runs its server's tools; leave tools "
-                "out of a profile with remote"
-            )
         object.__setattr__(self, "mcp", parse_mcp(self.mcp, where=where))
-        if self.remote is not None and self.mcp:
-            raise ProfileFileError(
-                f"{where}: mcp: a remote specialist runs its server's tools; leave mcp out of "
-                "a profile with remote"
-            )
+        for attr in ("tools", "mcp"):
+            if self.remote is not None and getattr(self, attr):
+                raise ProfileFileError(
+                    f"{where}: {attr}: a remote specialist runs its server's tools; leave {attr} "
+                    "out of a profile with remote"
+                )
 
     @classmethod
     def from_file(cls, path: str | PathLike[str]) -> Profile:
@@ -162,10 +157,8 @@ class Profile:
 
 
 def _strings(where: str, name: str, value: Any, *, lower: bool = False) -> tuple[str, ...]:
-    if isinstance(value, str) or not isinstance(value, Iterable):
-        raise ProfileFileError(f"{where}: {name} must be a list of strings")
-    items = list(value)
-    if not all(isinstance(item, str) and item.strip() for item in items):
+    items = list(value) if isinstance(value, Iterable) and not isinstance(value, str) else None
+    if items is None or not all(isinstance(item, str) and item.strip() for item in items):
         raise ProfileFileError(f"{where}: {name} must be a list of strings")
     return tuple(item.strip().lower() if lower else item.strip() for item in items)
 
@@ -222,7 +215,7 @@ def _mcp_connection(given: Any, at: str) -> dict[str, Any]:
     checked[required] = text.strip()
     if transport == "stdio":
         args = given.get("args", [])
-        if isinstance(args, str) or not isinstance(args, list):
+        if not isinstance(args, list):
             raise ProfileFileError(f"{at}.args must be a list of strings (the command's arguments)")
         checked["args"] = [_mcp_text(a, f"{at}.args[{i}]") for i, a in enumerate(args)]
         if given.get("cwd") is not None:
@@ -236,9 +229,7 @@ def _mcp_connection(given: Any, at: str) -> dict[str, Any]:
             )
         timeout = given.get("timeout")
         if timeout is not None:
-            if isinstance(timeout, bool) or not isinstance(timeout, int | float):
-                raise ProfileFileError(f"{at}.timeout must be a number of seconds above 0")
-            if not math.isfinite(timeout) or timeout <= 0:
+            if not is_seconds(timeout):
                 raise ProfileFileError(f"{at}.timeout must be a number of seconds above 0")
             checked["timeout"] = float(timeout)
     table = "env" if transport == "stdio" else "headers"

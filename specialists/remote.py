@@ -67,18 +67,18 @@ class Remote:
             raise RemoteError(f"graph_id must be printable text, got {self.graph_id!r}")
         else:
             object.__setattr__(self, "graph_id", self.graph_id.strip())
-        timeout = self.timeout
-        if (
-            isinstance(timeout, bool)
-            or not isinstance(timeout, int | float)
-            or not math.isfinite(timeout)
-            or not 0 < timeout <= MAX_REMOTE_TIMEOUT
-        ):
+        if not is_seconds(self.timeout, MAX_REMOTE_TIMEOUT):
             raise RemoteError(
                 f"timeout must be a number of seconds above 0 and at most "
-                f"{MAX_REMOTE_TIMEOUT:g}, got {timeout!r}"
+                f"{MAX_REMOTE_TIMEOUT:g}, got {self.timeout!r}"
             )
-        object.__setattr__(self, "timeout", float(timeout))
+        object.__setattr__(self, "timeout", float(self.timeout))
+
+
+def is_seconds(value: Any, most: float = math.inf) -> bool:
+    """A timeout that can work: a finite number (no bool) above 0 and at most `most`."""
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    return number and math.isfinite(value) and 0 < value <= most
 
 
 SECRET_MASK = "***"
@@ -157,12 +157,12 @@ KEY_HINTS = {
 """Where a credential goes instead of the URL, by protocol (said when a URL carries one)."""
 
 
-def _checked_url(url: Any, protocol: str = "langgraph") -> str:
+def _checked_url(url: Any, protocol: str) -> str:
     """The URL, checked: http(s), a host, a port that is a number, no credentials (no `@` at
     all: `user:p/w@host` reads as a path), no query or fragment, no control characters or
     spaces. Every error shows the URL as `safe_url` does."""
     example = "such as 'http://127.0.0.1:2024'"
-    key_hint = KEY_HINTS.get(protocol, KEY_HINTS["langgraph"])
+    key_hint = KEY_HINTS[protocol]
     if not isinstance(url, str) or not url.strip(" "):
         if url is None or isinstance(url, str | bool | int | float):  # blank, or no text
             got = repr(url)

@@ -49,6 +49,11 @@ def _model(model: str) -> str:
     return "openai:gpt-4o-mini" if os.environ.get("OPENAI_API_KEY") else "offline"
 
 
+def _setting(default: Any, description: str) -> Any:
+    """A context field: its default, and the description the schema (and Studio) shows."""
+    return field(default=default, metadata={"description": description})
+
+
 Positive = Annotated[StrictInt, Field(ge=1)]
 """A count that must be at least 1 (the bounds show in the schema Studio renders)."""
 
@@ -64,103 +69,81 @@ class HandoverContext:
     validates a context against them (`state/validation.py` words a mistake).
     """
 
-    project_root: Annotated[StrictStr, AfterValidator(_project_root)] = field(
-        default="",
-        metadata={
-            "description": "Absolute project folder; briefings and checkpoints go under "
-            "<project_root>/.a0proj/. Default (empty): HANDOVER_PROJECT_ROOT, else the "
-            "working directory."
-        },
+    project_root: Annotated[StrictStr, AfterValidator(_project_root)] = _setting(
+        "",
+        "Absolute project folder; briefings and checkpoints go under <project_root>/.a0proj/. "
+        "Default (empty): HANDOVER_PROJECT_ROOT, else the working directory.",
     )
-    model: Annotated[StrictStr, AfterValidator(_model)] = field(
-        default="",
-        metadata={
-            "description": "Chat model for every agent: an init_chat_model string such as "
-            "'openai:gpt-4o', or 'offline' for the built-in deterministic model. Default "
-            "(empty): HANDOVER_MODEL, else an OpenAI model when OPENAI_API_KEY is set, else "
-            "'offline'."
-        },
+    model: Annotated[StrictStr, AfterValidator(_model)] = _setting(
+        "",
+        "Chat model for every agent: an init_chat_model string such as 'openai:gpt-4o', or "
+        "'offline' for the built-in deterministic model. Default (empty): HANDOVER_MODEL, else an "
+        "OpenAI model when OPENAI_API_KEY is set, else 'offline'.",
     )
-    max_context_tokens: Positive = field(
-        default=defaults.MAX_CONTEXT_TOKENS,
-        metadata={"description": "Token budget of a stage-1 package; over it, a warning."},
+    max_context_tokens: Positive = _setting(
+        defaults.MAX_CONTEXT_TOKENS, "Token budget of a stage-1 package; over it, a warning."
     )
-    include_recent_turns: Annotated[StrictInt, Field(ge=0)] = field(
-        default=defaults.INCLUDE_RECENT_TURNS,
-        metadata={"description": "How many recent turns a package carries verbatim."},
+    include_recent_turns: Annotated[StrictInt, Field(ge=0)] = _setting(
+        defaults.INCLUDE_RECENT_TURNS, "How many recent turns a package carries verbatim."
     )
-    max_handover_depth: Positive = field(
-        default=defaults.MAX_HANDOVER_DEPTH,
-        metadata={"description": "Longest handover chain before further handovers are refused."},
+    max_handover_depth: Positive = _setting(
+        defaults.MAX_HANDOVER_DEPTH, "Longest handover chain before further handovers are refused."
     )
-    max_turns: Annotated[StrictInt, Field(ge=1, le=UPPER_BOUNDS["max_turns"])] = field(
-        default=defaults.MAX_TURNS,
-        metadata={"description": "Model calls one agent may make in a row before it stops."},
+    max_turns: Annotated[StrictInt, Field(ge=1, le=UPPER_BOUNDS["max_turns"])] = _setting(
+        defaults.MAX_TURNS, "Model calls one agent may make in a row before it stops."
     )
-    full_history_max_tokens: Positive = field(
-        default=defaults.FULL_HISTORY_MAX_TOKENS,
-        metadata={"description": "Cap of request_full_history (stage 2), compacted when over."},
+    full_history_max_tokens: Positive = _setting(
+        defaults.FULL_HISTORY_MAX_TOKENS,
+        "Cap of request_full_history (stage 2), compacted when over.",
     )
     max_handovers_per_turn: Annotated[
         StrictInt, Field(ge=1, le=UPPER_BOUNDS["max_handovers_per_turn"])
-    ] = field(
-        default=defaults.MAX_HANDOVERS_PER_TURN,
-        metadata={
-            "description": "Handovers one user turn may make, returns included; one more is "
-            "refused as a loop and the turn ends with an answer."
-        },
+    ] = _setting(
+        defaults.MAX_HANDOVERS_PER_TURN,
+        "Handovers one user turn may make, returns included; one more is refused as a loop and "
+        "the turn ends with an answer.",
     )
-    model_attempts: Annotated[StrictInt, Field(ge=1, le=UPPER_BOUNDS["model_attempts"])] = field(
-        default=defaults.MODEL_ATTEMPTS,
-        metadata={
-            "description": "Attempts per model call on transient errors (HTTP 429/5xx, "
-            "timeouts, connection errors), with backoff and jitter."
-        },
+    model_attempts: Annotated[StrictInt, Field(ge=1, le=UPPER_BOUNDS["model_attempts"])] = _setting(
+        defaults.MODEL_ATTEMPTS,
+        "Attempts per model call on transient errors (HTTP 429/5xx, timeouts, connection errors), "
+        "with backoff and jitter.",
     )
     review_handovers: StrictBool = field(
         default_factory=lambda: _env_flag("HANDOVER_REVIEW_HANDOVERS"),
         metadata={
             "description": "Pause every handover for a person to approve, edit or reject it "
             "(LangGraph interrupt, LangChain's human-in-the-loop format) before its briefing "
-            "entry is written. Default: HANDOVER_REVIEW_HANDOVERS=true in the environment, "
-            "else false."
+            "entry is written. Default: HANDOVER_REVIEW_HANDOVERS=true in the environment, else "
+            "false."
         },
     )
-    max_input_tokens: Annotated[StrictInt, Field(ge=LOWER_BOUNDS["max_input_tokens"])] = field(
-        default=defaults.MAX_INPUT_TOKENS,
-        metadata={
-            "description": "The most tokens one input may carry (a larger one is refused, "
-            "nothing stored) and any model request may carry, counted over everything sent: "
-            "system prompt, messages, tool schemas (older parts of a request are cut to fit). "
-            f"At least {LOWER_BOUNDS['max_input_tokens']:,}."
-        },
+    max_input_tokens: Annotated[StrictInt, Field(ge=LOWER_BOUNDS["max_input_tokens"])] = _setting(
+        defaults.MAX_INPUT_TOKENS,
+        "The most tokens one input may carry (a larger one is refused, nothing stored) and any "
+        "model request may carry, counted over everything sent: system prompt, messages, tool "
+        "schemas (older parts of a request are cut to fit). "
+        f"At least {LOWER_BOUNDS['max_input_tokens']:,}.",
     )
-    consult_answer_max_tokens: Positive = field(
-        default=defaults.CONSULT_ANSWER_MAX_TOKENS,
-        metadata={
-            "description": "Cap of one specialist's answer to a consult (consult_specialists); "
-            "a longer answer is cut, with a visible marker."
-        },
+    consult_answer_max_tokens: Positive = _setting(
+        defaults.CONSULT_ANSWER_MAX_TOKENS,
+        "Cap of one specialist's answer to a consult (consult_specialists); a longer answer is "
+        "cut, with a visible marker.",
     )
     max_message_tokens: Annotated[
         StrictInt,
         Field(ge=LOWER_BOUNDS["max_message_tokens"], le=UPPER_BOUNDS["max_message_tokens"]),
-    ] = field(
-        default=defaults.MAX_MESSAGE_TOKENS,
-        metadata={
-            "description": "Largest message an agent (local or remote) may add to the "
-            "conversation; a longer one is cut, with a visible marker, before it is stored."
-        },
+    ] = _setting(
+        defaults.MAX_MESSAGE_TOKENS,
+        "Largest message an agent (local or remote) may add to the conversation; a longer one is "
+        "cut, with a visible marker, before it is stored.",
     )
     max_reply_tokens: Annotated[
         StrictInt,
         Field(ge=LOWER_BOUNDS["max_reply_tokens"], le=UPPER_BOUNDS["max_reply_tokens"]),
-    ] = field(
-        default=defaults.MAX_REPLY_TOKENS,
-        metadata={
-            "description": "Most tokens one agent's run may add to the conversation in all; "
-            "past it its oldest messages are left out, with a note, before they are stored."
-        },
+    ] = _setting(
+        defaults.MAX_REPLY_TOKENS,
+        "Most tokens one agent's run may add to the conversation in all; past it its oldest "
+        "messages are left out, with a note, before they are stored.",
     )
 
     def validated(self) -> HandoverContext:

@@ -64,20 +64,14 @@ def recompiled(cls: type[Compiled], compiled: CompiledStateGraph, **extra: Any) 
     return cls(**extra, **attrs)
 
 
-def _is_sqlite(saver: Any) -> bool:
-    try:
-        from langgraph.checkpoint.sqlite import SqliteSaver
-    except ImportError:  # pragma: no cover - the sqlite saver is a dependency
-        return False
-    return isinstance(saver, SqliteSaver)
-
-
 def sqlite_checkpoints(
     saver: Any, thread: str
 ) -> dict[str, tuple[str | None, dict[str, Any]]] | None:
     """A `SqliteSaver` thread's root checkpoints: id -> (parent id, metadata); None for any
     other saver."""
-    if not _is_sqlite(saver):
+    from langgraph.checkpoint.sqlite import SqliteSaver  # a dependency, imported when used
+
+    if not isinstance(saver, SqliteSaver):
         return None
     with saver.cursor(transaction=False) as cur:
         cur.execute(

@@ -15,6 +15,7 @@ checkpoint, lock and history files (`graph/private_files.py`, `graph/checkpointe
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
@@ -54,11 +55,9 @@ def open_folder(name: str, dir_fd: int, *, create: bool = False) -> tuple[int, b
     `FileNotFoundError` when it is missing and not made."""
     made = False
     if create:
-        try:
+        with contextlib.suppress(FileExistsError):
             os.mkdir(name, DIR_MODE, dir_fd=dir_fd)
             made = True
-        except FileExistsError:
-            pass
     try:
         fd = os.open(name, FOLDER_FLAGS, dir_fd=dir_fd)
     except OSError as exc:
@@ -110,6 +109,16 @@ def open_below(root: str, parts: Sequence[str], *, file_flags: int | None = None
         os.close(fd)
         raise
     return fd
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """Write all of `data` to `fd` (`os.write` may write only part of it)."""
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        if written <= 0:
+            raise OSError(errno.EIO, "write returned no progress")
+        view = view[written:]
 
 
 def _owner_only(fd: int, mode: int) -> None:

@@ -13,6 +13,7 @@ caller gets an `EncodingUnavailableError` naming the file and the fix.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
 import json
@@ -20,7 +21,7 @@ import os
 import tempfile
 import threading
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -124,12 +125,9 @@ def install_offline_encoding(name: str = DEFAULT_ENCODING) -> str | None:
         return None
     path = os.path.join(cache_dir, hashlib.sha1(url.encode()).hexdigest())
     with _lock:
-        try:
-            with open(path, "rb") as fh:
-                if hashlib.sha256(fh.read()).hexdigest() == expected:
-                    return path
-        except OSError:
-            pass
+        with contextlib.suppress(OSError), open(path, "rb") as fh:
+            if hashlib.sha256(fh.read()).hexdigest() == expected:
+                return path
         data = shipped_vocabulary(name)
         os.makedirs(cache_dir, exist_ok=True)
         tmp = f"{path}.{uuid.uuid4().hex}.tmp"
@@ -310,25 +308,14 @@ def _message_fields(message: Any) -> dict[str, Any]:
     fields: dict[str, Any] = {"content": message.content, "role": role}
     if getattr(message, "name", None) and role != "tool":
         fields["name"] = message.name  # OpenAI's tool messages carry no name
-    if isinstance(message, AIMessage) and (message.tool_calls or message.invalid_tool_calls):
+    if isinstance(message, AIMessage):
+        # as ChatOpenAI sends them: non-ASCII kept, not \u-escaped; unparsable calls are sent
+        # as tool calls too, their arguments as they came (a call's id is not counted)
+        calls = [(c["name"], json.dumps(c["args"], ensure_ascii=False)) for c in message.tool_calls]
+        calls += [(c.get("name") or "", c.get("args") or "") for c in message.invalid_tool_calls]
         fields["tool_calls"] = [
-            {
-                "type": "function",
-                "id": call.get("id"),
-                "function": {
-                    "name": call["name"],
-                    # as ChatOpenAI sends them: non-ASCII kept, not \u-escaped
-                    "arguments": json.dumps(call["args"], ensure_ascii=False),
-                },
-            }
-            for call in message.tool_calls
-        ] + [  # unparsable calls are sent as tool calls too, their arguments as they came
-            {
-                "type": "function",
-                "id": bad.get("id"),
-                "function": {"name": bad.get("name") or "", "arguments": bad.get("args") or ""},
-            }
-            for bad in message.invalid_tool_calls
+            {"type": "function", "function": {"name": name, "arguments": args}}
+            for name, args in calls
         ]
     if isinstance(message, ToolMessage):
         fields["tool_call_id"] = message.tool_call_id
@@ -341,13 +328,3 @@ def token_counter(model_or_encoding: str | None = None) -> TokenCounter:
     if model_or_encoding in _SHIPPED or model_or_encoding in tiktoken.list_encoding_names():
         return TokenCounter(model_or_encoding or DEFAULT_ENCODING)
     return TokenCounter.for_model(model_or_encoding)
-
-
-def count_tokens(text: str, model: str | None = None) -> int:
-    """Tokens in `text` for a model (default encoding o200k_base)."""
-    return token_counter(model).count_text(text)
-
-
-def count_message_tokens(messages: Sequence[Any], model: str | None = None) -> int:
-    """Tokens a request with `messages` costs for a model (default encoding o200k_base)."""
-    return token_counter(model).count_messages(messages)

@@ -20,11 +20,10 @@ from specialist_handover.state.tokens import (
     DEFAULT_ENCODING,
     EncodingUnavailableError,
     TokenCounter,
-    count_message_tokens,
-    count_tokens,
     encoding_name_for_model,
     get_encoding,
     install_offline_encoding,
+    token_counter,
 )
 
 
@@ -153,8 +152,8 @@ def test_model_encoding_changes_the_count():
     o200k = tiktoken.get_encoding("o200k_base").encode(text)
     cl100k = tiktoken.get_encoding("cl100k_base").encode(text)
     assert len(o200k) != len(cl100k)
-    assert count_tokens(text) == len(o200k)
-    assert count_tokens(text, model="gpt-4") == len(cl100k)
+    assert token_counter().count_text(text) == len(o200k)
+    assert token_counter("gpt-4").count_text(text) == len(cl100k)
 
 
 def test_count_text_treats_special_token_strings_as_text():
@@ -229,7 +228,7 @@ def test_no_char_estimate_fallback_for_an_encoding_without_offline_copy(offline)
     with pytest.raises(EncodingUnavailableError, match="p50k_base"):
         TokenCounter.for_model("text-davinci-003")
     with pytest.raises(EncodingUnavailableError):
-        count_tokens("some text", model="text-davinci-003")
+        token_counter("text-davinci-003").count_text("some text")
 
 
 def test_network_block_is_effective_without_the_offline_vocabulary(offline):
@@ -244,7 +243,7 @@ def test_message_count_matches_chatopenai_gpt4o_offline(offline):
     llm = ChatOpenAI(model="gpt-4o", api_key="sk-offline-test")
 
     reference_total = llm.get_num_tokens_from_messages(MESSAGES)
-    ours_total = count_message_tokens(MESSAGES, model="openai:gpt-4o")
+    ours_total = token_counter("openai:gpt-4o").count_messages(MESSAGES)
     assert within_two_percent(ours_total, reference_total), (ours_total, reference_total)
 
     counter = TokenCounter.for_model("gpt-4o")
@@ -267,4 +266,4 @@ def test_dict_messages_count_like_langchain_messages():
         HumanMessage("Hello there, Grüße!", name="ada"),
         ToolMessage("ok", tool_call_id="call_9"),
     ]
-    assert count_message_tokens(as_dicts) == count_message_tokens(as_messages)
+    assert token_counter().count_messages(as_dicts) == token_counter().count_messages(as_messages)
