@@ -311,12 +311,10 @@ def prepare_handover(
         values = validate_arguments(args, profiles)
         if isinstance(values, str):
             return values
-        (values["summary"], values["handover_reason"]), found = redact_all(
-            [values["summary"], values["handover_reason"]]
-        )
-        redacted.update(found)
-        for name in ("recent_turns", "decisions", "artifacts"):
-            values[name], found = redact_all(values[name])
+        for name in ("summary", "handover_reason", "recent_turns", "decisions", "artifacts"):
+            value = values[name]
+            texts, found = redact_all(value if isinstance(value, list) else [value])
+            values[name] = texts if isinstance(value, list) else texts[0]
             redacted.update(found)
         when = when or now_utc()
         counter = counter or token_counter()

@@ -32,7 +32,7 @@ from langgraph.graph import END
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from ...specialists import ORCHESTRATOR_PROFILE, Profile, ProfileRegistry
+from ...specialists import ORCHESTRATOR_PROFILE, ProfileRegistry
 from ...state import (
     ORCHESTRATOR,
     ActiveHandover,
@@ -192,11 +192,6 @@ def return_hop(agent: str) -> str:
     return f"{agent} -> {ORCHESTRATOR} (returned)"
 
 
-def handovers_in(trail: list[str]) -> int:
-    """How many of the turn's hops were handovers (returns are hops, not handovers)."""
-    return sum(1 for hop in trail if not hop.endswith("(returned)"))
-
-
 TRAIL_LINES = {
     "handover": "- {time} handover {from_agent} -> {to_agent} on '{topic}' ({return_condition}, "
     "{estimated_tokens} tokens): {reason}",
@@ -318,6 +313,20 @@ def check_handover(
     return None
 
 
+def ended_note(
+    caller: str, profiles: ProfileRegistry, undone: str, ended: ReviewSuperseded, label: bool
+) -> AIMessage:
+    """The caller's note that ends the turn of a review that `ended` without a decision: it
+    did not do what `undone` says."""
+    said = (
+        f"✅ Marked as resolved: I did not {undone}. Tell me what you would like next."
+        if isinstance(ended, ReviewResolved)
+        else f"⏸️ I did not {undone}: your new message came before the review, so I'm answering "
+        "that instead."
+    )
+    return graph_reply(caller, profiles[_profile_of(caller)], said, TURN_ENDED, label=label)
+
+
 def make_handover_node(  # type: ignore[no-untyped-def]
     profiles: ProfileRegistry, counter_for: CounterFor, *, label: bool = False
 ):
@@ -421,10 +430,11 @@ def run_handover(
     if refusal is None and target == ORCHESTRATOR_PROFILE:
         return hand_back(args)
     most = ctx.max_handovers_per_turn
-    if refusal is None and handovers_in(trail) >= most:  # the loop: refused, and the turn ends
+    made_in_turn = sum(not hop.endswith("(returned)") for hop in trail)  # returns are no handovers
+    if refusal is None and made_in_turn >= most:  # the loop: refused, and the turn ends
         path = ", ".join([*trail, f"{caller} -> {'' if target is None else target} (refused)"])
         refusal = (
-            f"ERROR: handover loop refused: this user turn already made {handovers_in(trail)} "
+            f"ERROR: handover loop refused: this user turn already made {made_in_turn} "
             f"handovers (max_handovers_per_turn={most}): {path}. Answer the user with what you "
             "have instead of handing over again."
         )
@@ -496,14 +506,10 @@ def run_handover(
             error=shown_again.get("error"),
         )
         if isinstance(outcome, Reissued):
-            again = reissued_call(
-                caller,
-                profiles[_profile_of(caller)],
-                HANDOVER,
-                outcome.args,
-                {"kept": outcome.kept, "error": outcome.error} if outcome.outcome is None else {},
-                remade_id,
+            shown = (
+                {"kept": outcome.kept, "error": outcome.error} if outcome.outcome is None else {}
             )
+            again = reissued_call(caller, profiles, HANDOVER, outcome.args, shown, remade_id)
             before = [tool_answer(call, outcome.note), *answers, again]
             if outcome.outcome is None:  # not applied: the new call is reviewed again
                 return {"messages": before}
@@ -511,15 +517,8 @@ def run_handover(
     else:
         outcome = perform_handover({**args, **supplied}, **options(target))
     if isinstance(outcome, ReviewSuperseded):  # the person moved on: say so, end the turn
-        said = (
-            f"✅ Marked as resolved: I did not hand this over to {target}. Tell me what you "
-            "would like next."
-            if isinstance(outcome, ReviewResolved)
-            else f"⏸️ I did not hand this over to {target}: your new message came before the "
-            "review, so I'm answering that instead."
-        )
-        note = graph_reply(caller, profiles[_profile_of(caller)], said, TURN_ENDED, label=label)
-        answers = [*answers, note]
+        what = f"hand this over to {target}"
+        answers = [*answers, ended_note(caller, profiles, what, outcome, label)]
     if isinstance(outcome, str):
         return {
             "messages": [tool_answer(call, outcome), *answers],
@@ -580,7 +579,7 @@ def review_again(messages: Sequence[BaseMessage]) -> dict[str, Any]:
 
 def reissued_call(
     caller: str,
-    profile: Profile,
+    profiles: ProfileRegistry,
     name: str,
     args: dict[str, Any],
     again: dict[str, Any],
@@ -588,6 +587,7 @@ def reissued_call(
 ) -> AIMessage:
     """The caller's `name` call made again with `args`: a reviewer's edit, or (with `again`, the
     reviewer's values and the error of an edit that did not validate) to be reviewed again."""
+    profile = profiles[_profile_of(caller)]
     return AIMessage(
         content="",
         name=caller,

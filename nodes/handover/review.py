@@ -184,14 +184,26 @@ def _uneditable(fields: dict[str, Any], editable: Sequence[str]) -> str | None:
 
 
 class ReviewSuperseded(str):
-    """The `ERROR:` answer of a handover a new message superseded before its review: the turn
-    ends with the caller saying so, and the new message is answered."""
+    """The `ERROR:` answer of a handover (or a consult) a new message superseded before its
+    review: the turn ends with the caller saying so, and the new message is answered."""
 
 
 class ReviewResolved(ReviewSuperseded):
-    """The `ERROR:` answer of a handover the reviewer marked as resolved (Agent Chat UI's "Mark
-    as Resolved": a run with `Command(goto="__end__")`): not carried out, the turn ends with
-    the caller saying so."""
+    """The `ERROR:` answer of a handover (or a consult) the reviewer marked as resolved (Agent
+    Chat UI's "Mark as Resolved": a run with `Command(goto="__end__")`): not carried out, the
+    turn ends with the caller saying so."""
+
+
+def _ended(kind: str, what: str, undone: str) -> ReviewSuperseded | None:
+    """The `ERROR:` of a review that ended without a decision (`kind` "resolved": the reviewer
+    marked `what` as resolved; "superseded": a new message came first), else None."""
+    if kind == "resolved":
+        return ReviewResolved(f"ERROR: {what} was marked as resolved by the reviewer, so {undone}.")
+    if kind == "superseded":
+        return ReviewSuperseded(
+            f"ERROR: {what} was not reviewed: a new message came first, so {undone}."
+        )
+    return None
 
 
 LIST_FIELDS = ("decisions", "artifacts")
@@ -238,10 +250,9 @@ def review_decisions(answer: Any, *, count: int, name: str, how: str) -> Decisio
     request (`count` of them, for the tool `name`): (approve | edit | reject | superseded,
     the edit's args or the reject message) each, or the error to show the reviewer (`how`
     says how to answer). A new message that came first answers `{"superseded": True}`."""
-    if isinstance(answer, dict) and answer.get("superseded") is True:
-        return [("superseded", {})] * count
-    if isinstance(answer, dict) and answer.get("resolved") is True:  # "Mark as Resolved"
-        return [("resolved", {})] * count
+    for ended in ("superseded", "resolved"):  # "resolved": Agent Chat UI's "Mark as Resolved"
+        if isinstance(answer, dict) and answer.get(ended) is True:
+            return [(ended, {})] * count
     decisions = answer.get("decisions") if isinstance(answer, dict) else None
     if not isinstance(decisions, list) or len(decisions) != count:
         plural = "decision" if count == 1 else "decisions"
@@ -321,16 +332,9 @@ def review_handover(
         how=HOW_TO_ANSWER,
     )
     target = args.get("specialist_profile")
-    if kind == "resolved":
-        return ReviewResolved(
-            f"ERROR: the handover to {target} was marked as resolved by the reviewer, so it was "
-            "not carried out."
-        )
-    if kind == "superseded":
-        return ReviewSuperseded(
-            f"ERROR: the handover to {target} was not reviewed: a new message came first, so "
-            "it was not carried out."
-        )
+    ended = _ended(kind, f"the handover to {target}", "it was not carried out")
+    if ended is not None:
+        return ended
     if kind == "reject":
         return (
             f"ERROR: the handover to {target} was rejected by the reviewer: "
@@ -390,14 +394,6 @@ PrepareEntry = Callable[[ConsultRequest, dict[str, Any]], PreparedHandover | str
 """(entry, its arguments) -> its prepared package, or the entry's `ERROR:`."""
 CheckEntry = Callable[[ConsultRequest, dict[str, Any], list[str]], str | None]
 """(entry, edited arguments, the other entries' profiles) -> the edit's `ERROR:`, or None."""
-
-
-class ConsultSuperseded(Exception):
-    """A new message came before the review (or the reviewer marked it as resolved,
-    `RESOLVED_NOTE` its argument): the consult is not carried out."""
-
-
-RESOLVED_NOTE = "resolved"
 
 
 def consult_review_payload(
@@ -462,12 +458,11 @@ def review_consult(
     check: CheckEntry,
     from_agent: str,
     error: str | None = None,
-) -> list[PreparedHandover | str] | EditNotApplied:
+) -> list[PreparedHandover | str] | EditNotApplied | ReviewSuperseded:
     """Pause until a person decides on every entry; each entry's package or its `ERROR:`, or
-    the error of an edit that did not validate (`EditNotApplied`; `error` shows it again).
-
-    Raises `ConsultSuperseded` when a new message came first.
-    """
+    the error of an edit that did not validate (`EditNotApplied`; `error` shows it again), or
+    the `ReviewSuperseded` answer when a new message came first (`ReviewResolved` when the
+    reviewer marked it as resolved): the consult is not carried out."""
     decisions = _decided(
         partial(consult_review_payload, items, from_agent),
         error,
@@ -475,10 +470,9 @@ def review_consult(
         name=CONSULT,
         how=CONSULT_HOW_TO_ANSWER,
     )
-    if any(kind == "resolved" for kind, _ in decisions):
-        raise ConsultSuperseded(RESOLVED_NOTE)
-    if any(kind == "superseded" for kind, _ in decisions):
-        raise ConsultSuperseded
+    ended = _ended(decisions[0][0], "the consult", "no specialist was asked")
+    if ended is not None:  # every decision says so
+        return ended
     outcomes: list[PreparedHandover | str] = []
     profiles = [item.entry.specialist_profile for item in items]
     for i, (item, (kind, fields)) in enumerate(zip(items, decisions, strict=True)):
