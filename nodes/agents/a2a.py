@@ -70,7 +70,6 @@ from ..handover.transfer import GO_BACK
 from ..tools.names import RETURN
 from .remote_common import (
     AWAITS_USER,
-    MESSAGE_SLACK,
     REMOTE_STEP,
     bounded_message,
     describe_failure,
@@ -152,16 +151,10 @@ async def a2a_reply(
         text, data = outcome(result, context_id)
     except Exception as exc:  # noqa: BLE001 - every failure becomes the specialist's ERROR reply
         return [failure_reply(agent, profile, describe_a2a_failure(exc, remote))]
-    reply = bounded_message(
-        AIMessage(content=text, name=agent, id=f"msg-{uuid.uuid4().hex}"),
-        counter=counter or token_counter(),
-        cap=max(max_message_tokens - MESSAGE_SLACK, 1),
-        why=f"max_message_tokens={max_message_tokens:,}",
-    )
-    metadata: dict[str, Any] = {A2A_DATA: data}
-    if data["state"] == INPUT_REQUIRED:
-        metadata[AWAITS_USER] = True
-    return [reply.model_copy(update={"response_metadata": metadata})]
+    made = AIMessage(content=text, name=agent, id=f"msg-{uuid.uuid4().hex}")
+    reply = bounded_message(made, counter or token_counter(), max_message_tokens)
+    awaits = {AWAITS_USER: True} if data["state"] == INPUT_REQUIRED else {}
+    return [reply.model_copy(update={"response_metadata": {A2A_DATA: data, **awaits}})]
 
 
 def going_back(agent: str) -> AIMessage:
@@ -234,7 +227,6 @@ def outcome(result: Task | Message, context_id: str) -> tuple[str, dict[str, str
     agent said, or for an answer without text."""
     if isinstance(result, Message):
         text, state, task_id = parts_text(result.parts), "message", ""
-        context_id = sane_id(result.context_id) or context_id
     else:
         state = TaskState.Name(result.status.state).removeprefix("TASK_STATE_")
         state = state.lower().replace("_", "-")
@@ -252,7 +244,7 @@ def outcome(result: Task | Message, context_id: str) -> tuple[str, dict[str, str
             agents = [m for m in result.history if m.role == Role.ROLE_AGENT]
             text = parts_text(agents[-1].parts) if agents else ""
         task_id = sane_id(result.id) or ""
-        context_id = sane_id(result.context_id) or context_id
+    context_id = sane_id(result.context_id) or context_id
     if not text.strip():
         raise A2AFailed(f"the agent answered ({state}) without any text")
     return text, {"context_id": context_id, "task_id": task_id, "state": state}
@@ -278,7 +270,6 @@ def parts_text(parts: Sequence[Part]) -> str:
 def describe_a2a_failure(exc: BaseException, remote: Remote) -> str:
     """What happened, in one line (`describe_failure` for what the HTTP client and the
     redirect guard raise, also when the a2a-sdk wraps it)."""
-    cause = exc.__cause__
     if isinstance(exc, A2AFailed):
         return str(exc)
     if isinstance(exc, TimeoutError | A2AClientTimeoutError | httpx.TimeoutException):
@@ -289,8 +280,8 @@ def describe_a2a_failure(exc: BaseException, remote: Remote) -> str:
             f"no agent card at {card} (HTTP {exc.status_code}); remote.url must be the A2A "
             "agent's base URL"
         )
-    if isinstance(exc, A2AError) and isinstance(cause, httpx.HTTPError):
-        return describe_a2a_failure(cause, remote)
+    if isinstance(exc, A2AError) and isinstance(exc.__cause__, httpx.HTTPError):
+        return describe_a2a_failure(exc.__cause__, remote)
     if isinstance(exc, AgentCardResolutionError):
         return f"the agent card at {card} cannot be read: {one_line(exc.message)}"
     if isinstance(exc, A2AError):

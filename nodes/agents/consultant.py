@@ -72,10 +72,8 @@ def failure_text(agent: str, exc: BaseException) -> str:
 def answer_of(last: AIMessage | None, *, agent: str) -> str:
     """The consultant's answer: the text of its last reply (`last`), with a note when it tried
     to transfer (which a consult ignores)."""
-    text = message_text(last).strip() if last is not None else ""
-    tried = [
-        c["name"] for c in (last.tool_calls if last is not None else []) if c["name"] in TRANSFERS
-    ]
+    text = message_text(last).strip()  # "" without a reply
+    tried = [c["name"] for c in getattr(last, "tool_calls", []) if c["name"] in TRANSFERS]
     if tried:
         note = (
             f"(note: {agent} tried to call {tried[0]}, which a consult does not carry out; "

@@ -214,9 +214,8 @@ def member_config(config: RunnableConfig, *, member: MemberRun, marker: str) -> 
 def stage2_package_text(handover: dict[str, Any], ledger: list[Any]) -> str:
     """What stage 2 shows as the package: the package the specialist got, then the whole
     current ledger (the entries the package could not fit are there)."""
-    appendix = ledger_appendix(ledger)
-    rendered = str(handover.get("rendered") or "")
-    return f"{rendered}\n\n{appendix}" if appendix and rendered else rendered or appendix
+    parts = (str(handover.get("rendered") or ""), ledger_appendix(ledger))
+    return "\n\n".join(part for part in parts if part)
 
 
 def handed_back_note(profile: Profile, models: ModelChoice, label: bool) -> AIMessage:
@@ -325,14 +324,14 @@ def make_agent_node(  # type: ignore[no-untyped-def]
         flags = last.response_metadata if last is not None else {}
         stopped = bool(flags.get(MAX_TURNS_REACHED) or flags.get(AWAITS_USER))
         condition = handover.get("root_return_condition") or handover.get("return_condition")
-        failed = last is not None and bool(last.response_metadata.get(REMOTE_FAILED))
+        failed = bool(flags.get(REMOTE_FAILED))
         then = after_reply(condition, failed=failed)
         if then == "keep" or (stopped and not failed):
             return Command(update=update, goto=END)  # it keeps the conversation
         trail = [] if new_user_turn else list(state.get("turn_trail") or [])
-        reason = message_text(last) if failed and last is not None else f"{condition}: replied"
+        reason = message_text(last) if failed else f"{condition}: replied"
         if not failed:  # a remote run that failed did nothing to remember
-            summary = reply_summary(message_text(last)) if last is not None else ""
+            summary = reply_summary(message_text(last))  # "" without a reply
             write_outcome(
                 project_root=ctx.project_root,
                 handover=handover,

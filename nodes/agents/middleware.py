@@ -34,6 +34,7 @@ import json
 import random
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from itertools import count
 from typing import Any
 
 from langchain.agents.middleware import (
@@ -62,6 +63,7 @@ from ..history.budget import fit_messages
 from ..history.conversation import valid_tool_history
 from . import retry
 from .replies import (
+    error_answer,
     is_unreadable_tool_call,
     make_reply_safe,
     stop_message,
@@ -195,26 +197,22 @@ class ModelRetries(AgentMiddleware):
         return backoff(attempt)
 
     def wrap_model_call(self, request: ModelRequest, handler: Handler) -> Any:
-        attempt = 1
-        while True:
+        for attempt in count(1):
             try:
                 return handler(request)
             except GraphBubbleUp:
                 raise
             except Exception as exc:  # retried when transient; else a clear error
                 time.sleep(self._wait(request, exc, attempt))
-                attempt += 1
 
     async def awrap_model_call(self, request: ModelRequest, handler: AsyncHandler) -> Any:
-        attempt = 1
-        while True:
+        for attempt in count(1):
             try:
                 return await handler(request)
             except GraphBubbleUp:
                 raise
             except Exception as exc:  # retried when transient; else a clear error
                 await asyncio.sleep(self._wait(request, exc, attempt))
-                attempt += 1
 
 
 class SafeReplies(AgentMiddleware):
@@ -279,14 +277,14 @@ class ToolErrors(AgentMiddleware):
 
     def _unknown(self, request: ToolCallRequest) -> ToolMessage:
         name = request.tool_call["name"]
-        return _error(
+        return error_answer(
             request.tool_call, f"ERROR: unknown tool '{name}'. Available tools: {self.available}"
         )
 
     @staticmethod
     def _failed(request: ToolCallRequest, exc: Exception) -> ToolMessage:
         name = request.tool_call["name"]
-        return _error(request.tool_call, f"ERROR: {name} failed: {type(exc).__name__}: {exc}")
+        return error_answer(request.tool_call, f"ERROR: {name} failed: {type(exc).__name__}: {exc}")
 
     def wrap_tool_call(self, request: ToolCallRequest, handler: Callable[[Any], Any]) -> Any:
         if request.tool is None:
@@ -309,9 +307,3 @@ class ToolErrors(AgentMiddleware):
             raise
         except Exception as exc:  # a tool failure is a result the agent can act on
             return self._failed(request, exc)
-
-
-def _error(call: Any, content: str) -> ToolMessage:
-    return ToolMessage(
-        content=content, tool_call_id=call["id"], name=call.get("name") or "unknown", status="error"
-    )

@@ -53,6 +53,7 @@ the same checks (`bounded_message`) and the same failure reply.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import reprlib
 from collections.abc import Sequence
@@ -67,15 +68,13 @@ from langgraph.pregel.remote import RemoteGraph
 from langgraph_sdk import get_client
 
 from ...specialists import Profile, Remote
-from ...state import ProfileAgentState, TokenCounter, token_counter
+from ...state import ProfileAgentState, TokenCounter
 from ...state.defaults import MAX_MESSAGE_TOKENS, MAX_REPLY_MESSAGES
 from ..history.budget import tool_units
 from ..tools.names import CONSULT, HANDOVER, RETURN
 from .remote_common import (
-    AWAITS_USER as AWAITS_USER,
-)
-from .remote_common import (
-    MESSAGE_SLACK,
+    AWAITS_USER,  # noqa: F401 - imported from here (tests)
+    REMOTE_FAILED,  # noqa: F401 - imported from here (tests)
     REMOTE_STEP,
     RemoteNoReply,
     bounded_message,
@@ -86,9 +85,6 @@ from .remote_common import (
     reply_bounds,
     run_blocking,
     sane_id,
-)
-from .remote_common import (
-    REMOTE_FAILED as REMOTE_FAILED,
 )
 from .replies import new_call_id, safe_tool_name
 
@@ -115,50 +111,29 @@ def build_remote_agent(*, agent: str, profile: Profile) -> CompiledStateGraph[An
     def run_remotely(state: ProfileAgentState, config: RunnableConfig) -> dict[str, Any]:
         """Run the server's graph on this agent's view; what it added, or the ERROR reply."""
         view = list(state.get("messages") or [])
-        counter, cap = reply_bounds(config)
-        return {
-            "messages": remote_reply(
-                agent=agent,
-                profile=profile,
-                view=view,
-                config=config,
-                counter=counter,
-                max_message_tokens=cap,
-            )
-        }
+        return {"messages": remote_reply(agent=agent, profile=profile, view=view, config=config)}
 
     builder = StateGraph(ProfileAgentState).add_node(REMOTE_STEP, run_remotely)
     return builder.add_edge(START, REMOTE_STEP).add_edge(REMOTE_STEP, END).compile(name=agent)
 
 
 def remote_reply(
-    *,
-    agent: str,
-    profile: Profile,
-    view: Sequence[BaseMessage],
-    config: RunnableConfig,
-    counter: TokenCounter | None = None,
-    max_message_tokens: int = MAX_MESSAGE_TOKENS,
+    *, agent: str, profile: Profile, view: Sequence[BaseMessage], config: RunnableConfig
 ) -> list[BaseMessage]:
-    """The messages the remote run added to `view`, checked (`checked_reply`), or one
-    `ERROR:` reply flagged `REMOTE_FAILED`; never raises for anything the server (or the way
-    to it) does."""
+    """The messages the remote run added to `view`, checked (`checked_reply`, bounded as
+    `reply_bounds` says), or one `ERROR:` reply flagged `REMOTE_FAILED`; never raises for
+    anything the server (or the way to it) does."""
+    counter, cap = reply_bounds(config)
     remote = profile.remote
     assert remote is not None
     sent = {m.id for m in view if m.id}
     try:
-        values = run_blocking(
-            lambda: asyncio.wait_for(
-                remote_values(remote, agent, view, local_config(config)), remote.timeout
-            )
-        )
-        added = checked_reply(
-            until_transfer([m for m in output_messages(values) if not m.id or m.id not in sent]),
-            counter=counter or token_counter(),
-            max_message_tokens=max_message_tokens,
-        )
+        run = remote_values(remote, agent, view, local_config(config))
+        values = run_blocking(lambda: asyncio.wait_for(run, remote.timeout))
+        new = [m for m in output_messages(values) if not m.id or m.id not in sent]
+        added = checked_reply(until_transfer(new), counter=counter, max_message_tokens=cap)
         if not any(isinstance(m, AIMessage) for m in added):
-            raise RemoteNoReply()
+            raise RemoteNoReply("the remote run ended without a new assistant message")
     except Exception as exc:  # noqa: BLE001 - every failure becomes the specialist's ERROR reply
         return [failure_reply(agent, profile, describe_failure(exc, remote.timeout, remote.url))]
     return added
@@ -204,10 +179,9 @@ def relay_stream(stream: StreamProtocol, tags: dict[str, Any]) -> StreamProtocol
         if mode == "messages" and isinstance(data, list | tuple) and len(data) == 2:
             message, metadata = data
             if isinstance(message, dict) and isinstance(message.get("type"), str):
-                try:
+                # a kind LangChain does not know: relayed as the server sent it
+                with contextlib.suppress(KeyError, ValueError, TypeError):
                     (message,) = messages_from_dict([{"type": message["type"], "data": message}])
-                except (KeyError, ValueError, TypeError):
-                    pass  # a kind LangChain does not know: relayed as the server sent it
             data = (message, {**(metadata if isinstance(metadata, dict) else {}), **tags})
         stream((namespace, mode, data))  # type: ignore[misc, call-arg]
 
@@ -274,22 +248,19 @@ def checked_reply(
     *,
     counter: TokenCounter,
     max_message_tokens: int = MAX_MESSAGE_TOKENS,
-    max_messages: int = MAX_REPLY_MESSAGES,
 ) -> list[BaseMessage]:
     """The remote run's messages as our graph may take them, checked like a state write:
 
     1. a valid tool-call history (`valid_history`);
-    2. at most `max_messages`, the newest whole turns, with a note of how many were left out
-       (`newest_messages`);
+    2. at most `MAX_REPLY_MESSAGES`, the newest whole turns, with a note of how many were left
+       out (`newest_messages`);
     3. each message within `max_message_tokens`, with a visible marker where it was cut, and
        only the fields a reply needs (`bounded_message`).
 
     Linear: steps 1 and 2 count nothing; step 3 counts each kept message once (a cut one a few
-    times more), so 20,000 messages from a server cost what the `max_messages` kept cost."""
-    kept = newest_messages(valid_history(added), max_messages)
-    cap = max(max_message_tokens - MESSAGE_SLACK, 1)
-    why = f"max_message_tokens={max_message_tokens:,}"
-    return [bounded_message(m, counter=counter, cap=cap, why=why) for m in kept]
+    times more), so 20,000 messages from a server cost what the kept ones cost."""
+    kept = newest_messages(valid_history(added), MAX_REPLY_MESSAGES)
+    return [bounded_message(m, counter, max_message_tokens) for m in kept]
 
 
 def valid_history(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
@@ -302,7 +273,6 @@ def valid_history(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
     handover node answers them all). Call ids are made unique within the reply (a repeated or
     unusable id is replaced, in its answer too). Only assistant and tool messages are kept:
     the conversation stores no others from an agent. One pass, nothing counted."""
-    last_ai = max((i for i, m in enumerate(messages) if isinstance(m, AIMessage)), default=-1)
     used: set[str] = set()
     out: list[BaseMessage] = []
     for start, end in tool_units(messages):
@@ -310,7 +280,8 @@ def valid_history(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
         if not isinstance(message, AIMessage):
             continue  # an orphan tool message, or a kind an agent's reply does not store
         answers = [m for m in messages[start + 1 : end] if isinstance(m, ToolMessage)]
-        pending_ok = start == last_ai and end == len(messages) and _transfers(message)
+        # the last unit (an assistant message, then tool messages only) has the last one
+        pending_ok = end == len(messages) and _transfers(message)
         out += _answered_turn(message, answers, used, pending_ok)
     return out
 
@@ -391,14 +362,10 @@ def _shrunk_turn(message: BaseMessage, answers: list[BaseMessage], cap: int) -> 
     calls that no answer is for, left for our handover node, stay)."""
     assert isinstance(message, AIMessage)
     kept_answers = answers[: max(cap - 1, 0)]
-    kept = {a.tool_call_id for a in kept_answers if isinstance(a, ToolMessage)}
-    answered = {a.tool_call_id for a in answers if isinstance(a, ToolMessage)}
-
-    def stays(call: Any) -> bool:
-        return call.get("id") in kept or call.get("id") not in answered
-
+    # the reply's call ids are unique (`valid_history`): an answer left out is its call's only one
+    dropped = {a.tool_call_id for a in answers[len(kept_answers) :] if isinstance(a, ToolMessage)}
     update = {
-        "tool_calls": [c for c in message.tool_calls if stays(c)],
-        "invalid_tool_calls": [c for c in message.invalid_tool_calls if stays(c)],
+        "tool_calls": [c for c in message.tool_calls if c.get("id") not in dropped],
+        "invalid_tool_calls": [c for c in message.invalid_tool_calls if c.get("id") not in dropped],
     }
     return [message.model_copy(update=update), *kept_answers]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import json
 import re
 import uuid
@@ -76,18 +77,16 @@ def refuse_redirects(remote_url: str) -> Callable[[httpx.Response], Any]:
             return
         location = response.headers.get("location")
         base = ""
-        if location:
-            try:
-                target = response.request.url.join(location)
-            except (httpx.InvalidURL, ValueError, TypeError):
-                target = None
-            if target is not None:
-                location = str(target)
-                asked = response.request.url.path
-                suffix = asked[len(base_path) :] if asked.startswith(base_path) else ""
-                if suffix.strip("/") and target.path.endswith(suffix):
-                    netloc = target.netloc.decode("ascii", "replace")  # no userinfo
-                    base = f"{target.scheme}://{netloc}{target.path[: -len(suffix)]}"
+        target = None  # a Location that does not join as a URL: shown as it is
+        with contextlib.suppress(httpx.InvalidURL, ValueError, TypeError):
+            target = response.request.url.join(location) if location else None
+        if target is not None:
+            location = str(target)
+            asked = response.request.url.path
+            suffix = asked[len(base_path) :] if asked.startswith(base_path) else ""
+            if suffix.strip("/") and target.path.endswith(suffix):
+                netloc = target.netloc.decode("ascii", "replace")  # no userinfo
+                base = f"{target.scheme}://{netloc}{target.path[: -len(suffix)]}"
         raise RemoteRedirect(response.status_code, location, base.rstrip("/"))
 
     return hook
@@ -126,13 +125,13 @@ def sane_id(value: Any) -> str | None:
 
 
 def bounded_message(
-    message: BaseMessage, *, counter: TokenCounter, cap: int, why: str = ""
+    message: BaseMessage, counter: TokenCounter, max_message_tokens: int
 ) -> BaseMessage:
-    """The message within `cap` tokens, cut as any agent's message is (`capped_message`: a
-    visible `[cut: ...]` marker, a transfer's arguments keeping their shape), text safe to
-    store (no NUL, no lone surrogate), with only the fields an agent's reply needs: a fresh
-    message, so nothing else the server sent (metadata, artifacts) is stored or read as one of
-    our flags. `why` names the bound in the marker (default: `cap`)."""
+    """The message within `max_message_tokens` (less `MESSAGE_SLACK`), cut as any agent's
+    message is (`capped_message`: a visible `[cut: ...]` marker naming `max_message_tokens`,
+    a transfer's arguments keeping their shape), text safe to store (no NUL, no lone
+    surrogate), with only the fields an agent's reply needs: a fresh message, so nothing else
+    the server sent (metadata, artifacts) is stored or read as one of our flags."""
     if isinstance(message, AIMessage):
         metadata = {k: v for k, v in message.response_metadata.items() if k in KEPT_METADATA}
         if len(json.dumps(metadata, default=str)) > METADATA_MAX_CHARS:
@@ -156,6 +155,8 @@ def bounded_message(
             id=sane_id(message.id) or f"tool-{uuid.uuid4().hex}",
             status="error" if message.status == "error" else "success",
         )
+    cap = max(max_message_tokens - MESSAGE_SLACK, 1)
+    why = f"max_message_tokens={max_message_tokens:,}"
     short, _ = capped_message(fresh, cap, counter, why=why)
     fields = ["content"]
     if isinstance(short, AIMessage):
@@ -183,10 +184,7 @@ def _clean(value: Any) -> Any:
 
 
 class RemoteNoReply(Exception):
-    """The remote run ended without a reply we can store."""
-
-    def __init__(self, what: str = "the remote run ended without a new assistant message") -> None:
-        super().__init__(what)
+    """The remote run ended without a reply we can store; the message says how."""
 
 
 def describe_failure(exc: BaseException, timeout: float, url: str | None = None) -> str:

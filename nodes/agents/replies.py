@@ -65,9 +65,7 @@ def used_call_ids(messages: Iterable[BaseMessage]) -> set[str]:
     ids: set[str] = set()
     for message in messages:
         if isinstance(message, AIMessage):
-            ids.update(
-                c.get("id") or "" for c in [*message.tool_calls, *message.invalid_tool_calls]
-            )
+            ids.update(c.get("id") or "" for c in message.tool_calls + message.invalid_tool_calls)
         elif isinstance(message, ToolMessage):
             ids.add(message.tool_call_id)
     return ids - {""}
@@ -137,7 +135,7 @@ def _why(args: Any) -> str:
 def unparsable_answers(reply: AIMessage) -> list[ToolMessage]:
     """An `ERROR:` tool result for each call whose arguments could not be read."""
     return [
-        _error_answer(
+        error_answer(
             bad,
             f"ERROR: the call to {bad.get('name') or 'a tool'} could not be read "
             f"({_reason(bad)}); call it again with a JSON object of arguments.",
@@ -146,7 +144,7 @@ def unparsable_answers(reply: AIMessage) -> list[ToolMessage]:
     ]
 
 
-def _error_answer(call: Any, content: str) -> ToolMessage:
+def error_answer(call: Any, content: str) -> ToolMessage:
     """The `ERROR:` tool result that answers `call`."""
     return ToolMessage(
         content=content,
@@ -220,7 +218,6 @@ def stored_replies(
     counter: TokenCounter | None = None,
     max_message_tokens: int = MAX_MESSAGE_TOKENS,
     max_reply_tokens: int = MAX_REPLY_TOKENS,
-    max_reply_messages: int = MAX_REPLY_MESSAGES,
 ) -> list[BaseMessage]:
     """What an agent added, as the conversation stores it: its replies and tool results only,
     replies named and tagged, every tool-call id unique in the thread (a repeated one is
@@ -230,7 +227,7 @@ def stored_replies(
 
     Bounded, counted with `counter` (the agent's; default o200k_base): each message cut to
     `max_message_tokens` (`capped_message`), and the newest whole turns (an assistant message
-    with its tool results) kept while they fit `max_reply_tokens` and `max_reply_messages`;
+    with its tool results) kept while they fit `max_reply_tokens` and `MAX_REPLY_MESSAGES`;
     the older ones are left out, replaced by one note saying how many (flagged `REPLY_CUT`,
     with the left-out model replies' count and usage in its metadata). The newest turn always
     stays: when it alone is over `max_reply_tokens`, its longest messages are cut to a fair
@@ -257,7 +254,7 @@ def stored_replies(
     kept: list[list[tuple[BaseMessage, int]]] = []
     tokens = count = fit_with_note = 0
     for start, end in reversed(units):
-        if kept and count + end - start > max_reply_messages:
+        if kept and count + end - start > MAX_REPLY_MESSAGES:
             break
         unit = [capped_message(m, max_message_tokens, counter) for m in messages[start:end]]
         cost = sum(size for _, size in unit)
@@ -265,7 +262,7 @@ def stored_replies(
             break
         kept.append(unit)
         tokens, count = tokens + cost, count + len(unit)
-        if tokens <= max_reply_tokens - REPLY_NOTE_TOKENS and count < max_reply_messages:
+        if tokens <= max_reply_tokens - REPLY_NOTE_TOKENS and count < MAX_REPLY_MESSAGES:
             fit_with_note = len(kept)
     whole = len(kept) == len(units)
     if not whole:
@@ -278,10 +275,7 @@ def stored_replies(
     if whole:
         return bounded
     left_out = messages[: units[len(units) - len(kept)][0]]
-    return [
-        _left_out_note(left_out, agent, profile, max_reply_tokens, max_reply_messages, label),
-        *bounded,
-    ]
+    return [_left_out_note(left_out, agent, profile, max_reply_tokens, label), *bounded]
 
 
 # --- size caps -----------------------------------------------------------------------------
@@ -496,10 +490,9 @@ def _capped_extras(
             kept = {k: v for k, v in kept.items() if k not in _CALL_KWARGS or v is values[k]}
         if len(kept) != len(values) or any(kept[k] is not values[k] for k in kept):
             update[field] = kept
-    artifact = getattr(message, "artifact", None)
-    if isinstance(message, ToolMessage) and artifact is not None:
-        if (short := capped("artifact", artifact)) is not artifact:
-            update["artifact"] = short
+    artifact = getattr(message, "artifact", None)  # a tool result's only
+    if artifact is not None and (short := capped("artifact", artifact)) is not artifact:
+        update["artifact"] = short
     return message.model_copy(update=update) if update else message
 
 
@@ -529,12 +522,7 @@ def _fair_shares(
 
 
 def _left_out_note(
-    left_out: list[BaseMessage],
-    agent: str,
-    profile: Profile,
-    max_reply_tokens: int,
-    max_reply_messages: int,
-    label: bool,
+    left_out: list[BaseMessage], agent: str, profile: Profile, max_reply_tokens: int, label: bool
 ) -> AIMessage:
     """The one note standing for the messages of a run that were left out."""
     replies = [
@@ -551,7 +539,7 @@ def _left_out_note(
         agent,
         profile,
         f"… [{len(left_out):,} earlier messages of this reply were left out: one agent's run "
-        f"may add at most {max_reply_messages:,} messages and max_reply_tokens="
+        f"may add at most {MAX_REPLY_MESSAGES:,} messages and max_reply_tokens="
         f"{max_reply_tokens:,} tokens; the newest are kept]",
         REPLY_CUT,
     )
@@ -601,6 +589,6 @@ def _close_pending(messages: list[BaseMessage]) -> list[BaseMessage]:
             if call["id"] in answered or (i == last and call.get("name") in TRANSFER_NAMES):
                 continue
             out.append(
-                _error_answer(call, f"ERROR: {call.get('name') or 'the tool'} was not answered.")
+                error_answer(call, f"ERROR: {call.get('name') or 'the tool'} was not answered.")
             )
     return out
