@@ -97,11 +97,10 @@ def stored_transcript(
     checkpoint chain (root namespace, up to the checkpoint in `config` or the latest),
     replayed without the archival removals, then `window` (the state's current messages,
     which may be newer than the last checkpoint) merged in by id."""
-    writes: list[Any] = []
-    if checkpointer is not None:
-        for kind, value in _channel_history(checkpointer, config, "messages"):
-            # a value stored whole (update_state) merges like a write: what it adds
-            writes.append(_seed_messages(value) if kind == "seed" else _without_archival(value))
+    writes = [  # a value stored whole (update_state) merges like a write: what it adds
+        _seed_messages(value) if kind == "seed" else _without_archival(value)
+        for kind, value in _channel_history(checkpointer, config, "messages")
+    ]
     merged = merge_messages([], [*writes, list(window)])  # one pass, however long the thread
     return list(convert_to_messages(merged)) if merged else []
 
@@ -115,12 +114,11 @@ def stored_trail(
     `TRAIL_WINDOW` records): every `handovers` write along the checkpoint chain, then the
     records of `window` (the state's) that the stored ones do not end with."""
     stored: list[dict[str, Any]] = []
-    if checkpointer is not None:
-        for kind, value in _channel_history(checkpointer, config, "handovers"):
-            if kind == "seed":
-                stored = _joined(stored, _seed_messages(value))
-            else:
-                stored.extend(append_trail([], [value]))
+    for kind, value in _channel_history(checkpointer, config, "handovers"):
+        if kind == "seed":
+            stored = _joined(stored, _seed_messages(value))
+        else:
+            stored.extend(append_trail([], [value]))
     return _joined(stored, list(window))
 
 
@@ -151,13 +149,13 @@ written by a step: their values may hold messages no write holds."""
 
 
 def _channel_history(
-    checkpointer: BaseCheckpointSaver, config: Mapping[str, Any], channel: str
+    checkpointer: BaseCheckpointSaver | None, config: Mapping[str, Any], channel: str
 ) -> list[tuple[str, Any]]:
     """What built `channel` along the chain ending at the config's checkpoint, oldest first:
     ("seed", value) for a value stored whole, ("write", value) for each write, in the order
-    LangGraph applied them."""
+    LangGraph applied them (none without a checkpointer)."""
     root = _root_config(config)
-    if root["configurable"]["thread_id"] is None:
+    if checkpointer is None or root["configurable"]["thread_id"] is None:
         return []
     fast = _sqlite_history(checkpointer, root, channel)
     return fast if fast is not None else _walked_history(checkpointer, root, channel)

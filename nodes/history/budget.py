@@ -113,11 +113,11 @@ def fit_messages(
         first += 1
     kept = rest[units[first][0] :]
     over = total - left
-    if over > 0:  # the newest unit alone is too big: cut its longest messages
-        for i in sorted(range(len(kept)), key=lambda i: -kept[i][1]):
-            if over <= 0:
-                break
-            message, size = kept[i]
-            kept[i] = cut(message, size, max(size - over - 8, 0))
-            over -= size - kept[i][1]
+    # still over (the newest unit alone is too big): cut its longest messages
+    for i in sorted(range(len(kept)), key=lambda i: -kept[i][1]):
+        if over <= 0:
+            break
+        message, size = kept[i]
+        kept[i] = cut(message, size, max(size - over - 8, 0))
+        over -= size - kept[i][1]
     return [m for m, _ in [*head, *kept]]

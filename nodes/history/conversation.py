@@ -91,17 +91,14 @@ def valid_tool_history(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
             bad = [c for c in m.invalid_tool_calls if (c.get("id") or "") in answered]
             if len(calls) != len(m.tool_calls) or len(bad) != len(m.invalid_tool_calls):
                 m = m.model_copy(update={"tool_calls": calls, "invalid_tool_calls": bad})
-                if not calls and not bad and not message_text(m).strip():
-                    open_ids = set()
-                    continue
             open_ids = {c["id"] for c in [*calls, *bad] if c.get("id")}
-            out.append(m)
-        elif isinstance(m, ToolMessage):
-            if m.tool_call_id in open_ids:
-                open_ids.discard(m.tool_call_id)
+            if calls or bad or message_text(m).strip():  # else nothing is left of it
                 out.append(m)
-        else:
+        elif not isinstance(m, ToolMessage):
             open_ids = set()
+            out.append(m)
+        elif m.tool_call_id in open_ids:
+            open_ids.discard(m.tool_call_id)
             out.append(m)
     return out
 

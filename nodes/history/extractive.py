@@ -24,9 +24,7 @@ SENTENCE = re.compile(r"(?<=[.!?])\s+")
 def first_sentence(text: str, words: int = 30) -> str:
     """The first sentence of at least four words (greetings like 'Hi!' say nothing)."""
     sentences = SENTENCE.split(" ".join(text.split()))
-    sentence = next((s for s in sentences if len(s.split()) >= 4), sentences[0])
-    parts = sentence.split()
-    return " ".join(parts[:words]) + (" …" if len(parts) > words else "")
+    return clip_words(next((s for s in sentences if len(s.split()) >= 4), sentences[0]), words)
 
 
 def clip_words(text: str, words: int = 40) -> str:

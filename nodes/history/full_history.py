@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cache
 
 from langchain_core.messages import BaseMessage, convert_to_messages, trim_messages
 
@@ -234,12 +235,8 @@ class _Composer:
         self.k = min(keep_recent, self.n)
         self.m = self.n - self.k
         self.planner = _Planner(history, summarize)
+        self.count = cache(history.counter.count_text)
         self._memo: dict[str, int] = {}
-
-    def count(self, text: str) -> int:
-        if text not in self._memo:
-            self._memo[text] = self.h.counter.count_text(text)
-        return self._memo[text]
 
     def count_package(self, pkg: str, cap: int) -> int:
         """The package section's tokens; only probed (a value > cap) when it is far too long."""

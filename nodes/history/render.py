@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import cache
 from typing import Any
 
 from langchain_core.messages import (
@@ -41,57 +42,51 @@ class History:
     def __init__(self, messages: list[BaseMessage], counter: TokenCounter) -> None:
         self.messages = messages
         self.counter = counter
-        self._renders: dict[tuple[int, int], str | None] = {}
         self._costs: dict[tuple[int, int], tuple[int, bool]] = {}
         self._identical: dict[int, bool] = {}
+        self.full = cache(self._full)
+        self.shortened = cache(self._shortened)
+        self.condensed = cache(self._condensed)
 
-    def full(self, i: int) -> str:
+    def _full(self, i: int) -> str:
         """`[#12] AI (frontend_designer): text` plus one line per tool call."""
-        key = (i, VERBATIM)
-        if key not in self._renders:
-            m = self.messages[i]
-            text = message_text(m)
-            line = f"{self.label(i)}: {text}" if text else f"{self.label(i)}:"
-            for call in tool_calls(m):
-                args = json.dumps(call.get("args", {}), ensure_ascii=False)
-                line += f"\n  → tool call {call.get('name')} {args}"
-            self._renders[key] = line
-        return self._renders[key] or ""
+        m = self.messages[i]
+        text = message_text(m)
+        line = f"{self.label(i)}: {text}" if text else f"{self.label(i)}:"
+        for call in tool_calls(m):
+            args = json.dumps(call.get("args", {}), ensure_ascii=False)
+            line += f"\n  → tool call {call.get('name')} {args}"
+        return line
 
-    def shortened(self, i: int) -> str | None:
+    def _shortened(self, i: int) -> str | None:
         """A long tool output cut to its head, or None when the message is not one."""
-        key = (i, SHORTENED)
-        if key not in self._renders:
-            m, rendered = self.messages[i], None
-            if isinstance(m, ToolMessage):
-                text = message_text(m)
-                probe = (LONG_TOOL_OUTPUT_TOKENS + 1) * PROBE_CHARS_PER_TOKEN
-                ids = self.counter.encoding.encode(text[:probe], disallowed_special=())
-                if len(ids) <= LONG_TOOL_OUTPUT_TOKENS and len(text) > probe:
-                    ids = self.counter.encoding.encode(text, disallowed_special=())
-                if len(ids) > LONG_TOOL_OUTPUT_TOKENS:
-                    head = self.counter.decode_prefix(ids[:TOOL_HEAD_TOKENS])
-                    omitted = len(text) - len(head)
-                    rendered = f"{self.label(i)}: {head} … [{omitted:,} more characters omitted]"
-            self._renders[key] = rendered
-        return self._renders[key]
+        m = self.messages[i]
+        if not isinstance(m, ToolMessage):
+            return None
+        text = message_text(m)
+        probe = (LONG_TOOL_OUTPUT_TOKENS + 1) * PROBE_CHARS_PER_TOKEN
+        ids = self.counter.encoding.encode(text[:probe], disallowed_special=())
+        if len(ids) <= LONG_TOOL_OUTPUT_TOKENS and len(text) > probe:
+            ids = self.counter.encoding.encode(text, disallowed_special=())
+        if len(ids) <= LONG_TOOL_OUTPUT_TOKENS:
+            return None
+        head = self.counter.decode_prefix(ids[:TOOL_HEAD_TOKENS])
+        omitted = len(text) - len(head)
+        return f"{self.label(i)}: {head} … [{omitted:,} more characters omitted]"
 
-    def condensed(self, i: int) -> str:
+    def _condensed(self, i: int) -> str:
         """One line: the first sentence (≤ 25 words) and the names of any tool calls."""
-        key = (i, CONDENSED)
-        if key not in self._renders:
-            m = self.messages[i]
-            text = message_text(m)
-            gist = first_sentence(text)
-            line = f"{self.label(i)}: {gist}" if gist else f"{self.label(i)}:"
-            calls = tool_calls(m)
-            if calls:
-                line += " → called " + ", ".join(str(c.get("name")) for c in calls)
-            elif gist != text:
-                line += " …"
-            self._identical[i] = not calls and gist == text
-            self._renders[key] = line
-        return self._renders[key] or ""
+        m = self.messages[i]
+        text = message_text(m)
+        gist = first_sentence(text)
+        line = f"{self.label(i)}: {gist}" if gist else f"{self.label(i)}:"
+        calls = tool_calls(m)
+        if calls:
+            line += " → called " + ", ".join(str(c.get("name")) for c in calls)
+        elif gist != text:
+            line += " …"
+        self._identical[i] = not calls and gist == text
+        return line
 
     def render(self, i: int, level: int) -> str:
         if level == SHORTENED:

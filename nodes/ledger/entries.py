@@ -109,11 +109,10 @@ def make_entries(
     turn: int,
     ledger: Sequence[Any],
     counter: TokenCounter,
-    when: str | None = None,
 ) -> list[LedgerEntry]:
     """The entries `facts` add to `ledger` (its current entries read for what they replace;
     restatements of a current entry left out)."""
-    when = when or datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    when = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     known = [dict(e) for e in current_entries(list(ledger))]
     made: list[LedgerEntry] = []
     for fact in facts:
@@ -138,8 +137,7 @@ def make_entries(
             entry["slot"] = fact.slot
         if fact.values:
             entry["values"] = [redact(v).text for v in fact.values][:8]
-        replaces = replaced_by(fact, known)
-        if replaces:
+        if replaces := replaced_by(fact, known):
             entry["supersedes"] = replaces
             for other in known:
                 if other["id"] in replaces:
@@ -149,17 +147,6 @@ def make_entries(
     return made
 
 
-def unread_user_messages(
-    messages: Sequence[BaseMessage], mark: LedgerMark | None
-) -> list[BaseMessage]:
-    """The user messages after the ledger's mark (all of the window's when it has none)."""
-    ids = [m.id for m in messages]
-    start = (
-        len(ids) - ids[::-1].index(mark["upto"]) if mark is not None and mark["upto"] in ids else 0
-    )
-    return [m for m in messages[start:] if is_user_turn(m)]
-
-
 def user_entries(
     messages: Sequence[BaseMessage],
     *,
@@ -167,8 +154,13 @@ def user_entries(
     ledger: Sequence[Any],
     counter: TokenCounter,
 ) -> tuple[list[LedgerEntry], LedgerMark | None]:
-    """What the unread user messages settle, and the new mark (None when nothing was read)."""
-    unread = unread_user_messages(messages, mark)
+    """What the user messages after the ledger's mark (all of the window's when it has none)
+    settle, and the new mark (None when nothing was read)."""
+    ids = [m.id for m in messages]
+    start = (
+        len(ids) - ids[::-1].index(mark["upto"]) if mark is not None and mark["upto"] in ids else 0
+    )
+    unread = [m for m in messages[start:] if is_user_turn(m)]
     if not unread:
         return [], None
     made: list[LedgerEntry] = []

@@ -165,11 +165,9 @@ def statements(text: str) -> list[str]:
         line = re.sub(r"^\s*(?:[-*•]|\d{1,2}[.)])\s+", "", line)
         for part in _SENTENCE_END.split(line):
             part = " ".join(part.split()).strip(" -–—")
-            if not part:
-                continue
             if found and _EMPHASIS.match(part):
                 found[-1] = f"{found[-1]} {part}"
-            else:
+            elif part:
                 found.append(part)
     return found
 
@@ -310,9 +308,7 @@ def _settled(statement: str) -> str | None:
     if lexicon.CONSTRAINT.search(statement):
         if substance or slot or (_STRONG_CONSTRAINT.search(statement) and words >= 6):
             return "constraint"
-    if _WE_DONT.search(statement) and words >= 5:
-        return "constraint"
-    if _STATE.search(statement) and words >= 4:
+    if (_WE_DONT.search(statement) and words >= 5) or (_STATE.search(statement) and words >= 4):
         return "constraint"
     if _LABEL_VALUE.match(statement) and words >= 4:
         return "decision"
@@ -385,8 +381,8 @@ def analyse(text: str, kind: str) -> Fact:
     slot = slot or unit_slot(statement)
     named = _named(statement)
     replaced = _replaced(statement, named)
-    destination = _DESTINATION.search(statement)
-    if destination:  # "moves to X": the slot's other values are the ones left behind
+    # "moves to X": the slot's other values are the ones left behind
+    if destination := _DESTINATION.search(statement):
         goes_to = set(_named(destination.group(1)))
         slot_values = lexicon.SLOT_VALUES.get(slot, frozenset())
         replaced += [v for v in named if v in slot_values and v not in goes_to]
@@ -401,14 +397,11 @@ def analyse(text: str, kind: str) -> Fact:
     )
 
 
-def extract_facts(
-    text: str, *, limit: int = LEDGER_ENTRIES_PER_MESSAGE, cued: bool = False
-) -> list[Fact]:
-    """The settled statements of one user message, at most `limit` (decisions and constraints
-    before artifacts when there are more). `cued`: only statements with a decision or rule word
-    (for an agent's hand-back summary, whose specifics are its own report)."""
-    if not isinstance(text, str) or not text.strip():
-        return []
+def extract_facts(text: str, *, cued: bool = False) -> list[Fact]:
+    """The settled statements of one user message, at most `LEDGER_ENTRIES_PER_MESSAGE`
+    (decisions and constraints before artifacts when there are more). `cued`: only statements
+    with a decision or rule word (for an agent's hand-back summary, whose specifics are its own
+    report)."""
     if cued and not (lexicon.DECISION.search(text) or lexicon.CONSTRAINT.search(text)):
         return []
     found: list[Fact] = []
@@ -426,7 +419,8 @@ def extract_facts(
         kind = _settled(statement)
         if kind is not None:
             found.append(analyse(statement, kind))
-    kept = {id(f) for f in sorted(found, key=lambda f: f.kind == "artifact")[:limit]}
+    ranked = sorted(found, key=lambda f: f.kind == "artifact")
+    kept = {id(f) for f in ranked[:LEDGER_ENTRIES_PER_MESSAGE]}
     return [f for f in found if id(f) in kept]
 
 

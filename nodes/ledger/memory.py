@@ -101,36 +101,27 @@ def _first_recent_turn(
     return window[k].turn if k >= 0 else window[0].turn
 
 
-def source_label(entry: LedgerEntry) -> str:
-    """Where an entry came from, as the package says it."""
-    source, by = entry.get("source", "user"), entry.get("by", "")
-    return f"{by} {source}" if by and source != "user" else source
-
-
 def ledger_line(entry: LedgerEntry, turns: dict[str, int] | None = None) -> str:
     """One entry as a package line: `- [decision, user, turn 12] Let's go with Postgres.`; a
     superseded one says so (`turns`: entry id -> turn, to name when)."""
-    turn = entry.get("turn") or 0
+    source, by, turn = entry.get("source", "user"), entry.get("by", ""), entry.get("turn") or 0
     where = f", turn {turn}" if turn else ""
     if entry.get("status") == "superseded":
         later = (turns or {}).get(str(entry.get("superseded_by") or ""))
         where += f"; SUPERSEDED at turn {later}" if later else "; SUPERSEDED"
-    return f"- [{entry['kind']}, {source_label(entry)}{where}] {quoted_line(entry['text'])}"
+    said = f"{by} {source}" if by and source != "user" else source  # where it came from
+    return f"- [{entry['kind']}, {said}{where}] {quoted_line(entry['text'])}"
 
 
 def ordered_entries(entries: Sequence[LedgerEntry], query: str) -> list[LedgerEntry]:
     """Current entries, newest and most relevant to `query` first: each entry's share of the
     query's terms (IDF-weighted over the ledger) and its recency, half and half."""
-    if not entries:
-        return []
     wanted = set(terms(query))
     bags = [set(terms(e["text"])) for e in entries]
     df = Counter(t for bag in bags for t in bag if t in wanted)
     n = len(entries)
-    relevance = [
-        sum(math.log(1 + n / df[t]) for t in bag & wanted) if wanted else 0.0 for bag in bags
-    ]
-    top = max(relevance) or 1.0
+    relevance = [sum(math.log(1 + n / df[t]) for t in bag & wanted) for bag in bags]
+    top = max(relevance, default=0.0) or 1.0
     scores = [0.5 * r / top + 0.5 * (i + 1) / n for i, r in enumerate(relevance)]
     order = sorted(range(n), key=lambda i: (-scores[i], -i))
     return [entries[i] for i in order]

@@ -86,12 +86,10 @@ REPLY_KEY_CHARS = 100
 often a list of options, would match any request)."""
 
 
-def turn_texts(
-    messages: Sequence[BaseMessage], *, last_turn: int, chars: int = RECALL_CARD_CHARS
-) -> list[TurnText]:
+def turn_texts(messages: Sequence[BaseMessage], *, last_turn: int) -> list[TurnText]:
     """The turns of `messages` (each from a user message to the next), numbered so that the
     window's last user message is turn `last_turn`; each text the user's words and the agents'
-    replies, at most `chars` characters."""
+    replies, at most `RECALL_CARD_CHARS` characters."""
     users = [i for i, m in enumerate(messages) if is_user_turn(m)]
     after = len(users)
     found = []
@@ -104,12 +102,12 @@ def turn_texts(
                 reply = f"{m.name or 'assistant'}: {message_text(m).strip()}"
                 parts.append(reply)
                 key.append(_cut(reply, REPLY_KEY_CHARS))
-        text = _cut(" ".join(" ".join(parts).split()), chars)
-        found.append(TurnText(last_turn - (after - 1 - k), text, _cut(" ".join(key), chars)))
+        text = _cut(" ".join(" ".join(parts).split()))
+        found.append(TurnText(last_turn - (after - 1 - k), text, _cut(" ".join(key))))
     return found
 
 
-def _cut(text: str, chars: int) -> str:
+def _cut(text: str, chars: int = RECALL_CARD_CHARS) -> str:
     return text if len(text) <= chars else text[: chars - 1].rstrip() + "…"
 
 

@@ -107,8 +107,7 @@ def choose_specialist(
     candidates = {
         n: p for n, p in profiles.items() if n != ORCHESTRATOR_PROFILE and n not in exclude
     }
-    named = named_profiles(text, candidates)
-    if named:
+    if named := named_profiles(text, candidates):
         return named[0], [candidates[named[0]].title]
     stay = stay if stay is not None else profiles.get(ORCHESTRATOR_PROFILE)
     return best_profile(text, candidates, stay=stay)
@@ -146,8 +145,7 @@ def tool_for_request(request: str, tools: dict[str, dict[str, Any]]) -> dict[str
     if "read_file" in tools and paths:
         return make_call("read_file", {"path": paths[0]})
     if "search_files" in tools and SEARCH_ASK.search(request):
-        query = QUOTED.search(request) or IDENTIFIER.search(request)
-        if query:
+        if query := QUOTED.search(request) or IDENTIFIER.search(request):
             return make_call("search_files", {"query": query.group(1).removesuffix("()")})
     if "list_files" in tools and LIST_FILES_ASK.search(request):
         return make_call("list_files", {})

@@ -188,9 +188,7 @@ def is_ask(text: str, keys: Iterable[str] = ()) -> bool:
         while led[:1] and led[0] in LEAD_INS:
             led = led[1:]
         for first in (content[:2], led[:2]):
-            if first and first[0] in REQUEST_VERBS:
-                return True
-            if (
+            if (first and first[0] in REQUEST_VERBS) or (
                 len(first) == 2
                 and first[0] not in STATEMENT_STARTERS
                 and first[1] in ASK_SECOND_WORDS

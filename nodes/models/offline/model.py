@@ -88,10 +88,9 @@ def from_the_graph(message: BaseMessage) -> bool:
     return isinstance(message, HumanMessage) and message.name == HANDOVER_SENDER
 
 
-def last_request(convo: list[BaseMessage]) -> str:
-    """The user's last turn in the conversation."""
-    asks = [message_text(m) for m in convo if isinstance(m, HumanMessage)]
-    return asks[-1] if asks else ""
+def last_request(convo: list[BaseMessage], default: str = "") -> str:
+    """The user's last turn in the conversation (`default` when there is none)."""
+    return next((message_text(m) for m in reversed(convo) if isinstance(m, HumanMessage)), default)
 
 
 def package_in(convo: list[BaseMessage]) -> dict[str, Any]:
@@ -444,8 +443,7 @@ class OfflineChatModel(BaseChatModel):
 
     def _work_summary(self, title: str, package: dict, convo: list[BaseMessage]) -> str:
         replies = sum(1 for m in convo if isinstance(m, AIMessage) and message_text(m))
-        asks = [message_text(m) for m in convo[:-1] if isinstance(m, HumanMessage)]
-        last = asks[-1] if asks else package.get("request", "the handover request")
+        last = last_request(convo[:-1], package.get("request", "the handover request"))
         return (
             f"The {title} worked on '{package.get('topic', 'the task')}' "
             f"({replies} repl{'y' if replies == 1 else 'ies'}); "

@@ -92,8 +92,7 @@ def score_profiles(text: str, profiles: Mapping[str, Profile]) -> list[Score]:
         result = Score(entry.name, keys=tuple(w.key for w in request))
         covered: set[str] = set()
         for keyword, pattern in entry.phrases:
-            match = pattern.search(lowered)
-            if match:
+            if match := pattern.search(lowered):
                 result.phrases.append((match.start(), keyword))
                 result.score += KEYWORD_PHRASE * len(keyword.split())
                 result.ask += KEYWORD_PHRASE * len(keyword.split())
