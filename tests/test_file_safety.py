@@ -353,14 +353,14 @@ def test_writer_rejects_a_project_root_it_cannot_encode(tmp_path, snapshot_tree)
 
 def encode_fails_inside_the_write(monkeypatch, *, first_bytes: int = 0):
     """The writer's own write fails with an encoding error (not an OSError), maybe after some bytes."""
-    real_write_all = writer._write_all
+    real_write_all = writer.write_all
 
     def write_all(fd, data):
         if first_bytes:
             real_write_all(fd, data[:first_bytes])
         raise UnicodeEncodeError("utf-8", "\ud800", 0, 1, "surrogates not allowed")
 
-    monkeypatch.setattr(writer, "_write_all", write_all)
+    monkeypatch.setattr(writer, "write_all", write_all)
 
 
 def test_an_encoding_error_inside_the_writer_leaves_no_file_or_folder(

@@ -64,42 +64,6 @@ def reply_summary(text: str) -> str:
     )
 
 
-def render_outcome(
-    *,
-    specialist: str,
-    handover_id: str,
-    how: str,
-    summary: str,
-    decisions: Sequence[str],
-    usage: HoldUsage | None,
-    when: datetime,
-    artifacts: Sequence[str] = (),
-) -> str:
-    """One outcome entry (Markdown): what a specialist handed back after `handover_id`, under
-    its own id marker (`<handover_id>-outcome`), its texts redacted and its summary bounded
-    (`OUTCOME_SUMMARY_MAX_CHARS`)."""
-    if len(summary) > OUTCOME_SUMMARY_MAX_CHARS:
-        summary = summary[:OUTCOME_SUMMARY_MAX_CHARS].rstrip() + " … [cut: the summary was longer]"
-    decided, _ = redact_all([str(d) for d in decisions])
-    made, _ = redact_all([str(a) for a in artifacts])
-    calls = (
-        f"{usage['model_calls']} ({usage['input_tokens']:,} tokens in, "
-        f"{usage['output_tokens']:,} out)"
-        if usage
-        else "(not known)"
-    )
-    return (
-        f"\n## Outcome {when.astimezone(UTC):%Y-%m-%dT%H:%M:%SZ} ← {specialist}\n"
-        f"{_ID_MARKER.format(handover_id + OUTCOME_SUFFIX)}\n\n"
-        f"- **Handover id:** `{handover_id}`\n"
-        f"- **Handed back:** {_escape(how)}\n"
-        f"- **Model calls:** {calls}\n\n"
-        f"### Summary\n\n{_escape(redact(summary).text).strip() or '(no summary)'}\n\n"
-        f"### Decisions\n\n{_bullets(decided)}\n"
-        + (f"\n### Artifacts\n\n{_bullets(made)}\n" if made else "")
-    )
-
-
 def write_outcome(
     *,
     project_root: str | None,
@@ -118,16 +82,28 @@ def write_outcome(
     path = str(handover.get("briefing_file") or "")
     if not (project_root and specialist and handover_id and path):
         return None  # a thread stored by an older version: nothing to attach it to
+    # the entry (Markdown) under its own id marker (`<handover_id>-outcome`), its texts
+    # redacted and its summary bounded (`OUTCOME_SUMMARY_MAX_CHARS`)
     when = now_utc()
-    entry = render_outcome(
-        specialist=specialist,
-        handover_id=handover_id,
-        how=how,
-        summary=summary,
-        decisions=decisions,
-        usage=usage,
-        when=when,
-        artifacts=artifacts,
+    if len(summary) > OUTCOME_SUMMARY_MAX_CHARS:
+        summary = summary[:OUTCOME_SUMMARY_MAX_CHARS].rstrip() + " … [cut: the summary was longer]"
+    decided, _ = redact_all([str(d) for d in decisions])
+    made, _ = redact_all([str(a) for a in artifacts])
+    calls = (
+        f"{usage['model_calls']} ({usage['input_tokens']:,} tokens in, "
+        f"{usage['output_tokens']:,} out)"
+        if usage
+        else "(not known)"
+    )
+    entry = (
+        f"\n## Outcome {when.astimezone(UTC):%Y-%m-%dT%H:%M:%SZ} ← {specialist}\n"
+        f"{_ID_MARKER.format(handover_id + OUTCOME_SUFFIX)}\n\n"
+        f"- **Handover id:** `{handover_id}`\n"
+        f"- **Handed back:** {_escape(how)}\n"
+        f"- **Model calls:** {calls}\n\n"
+        f"### Summary\n\n{_escape(redact(summary).text).strip() or '(no summary)'}\n\n"
+        f"### Decisions\n\n{_bullets(decided)}\n"
+        + (f"\n### Artifacts\n\n{_bullets(made)}\n" if made else "")
     )
     topic = slugify_topic(str(handover.get("topic") or ""))
     problem = None

@@ -41,7 +41,15 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from ...state import HandoverPackage
-from ...state.linksafe import FILE_MODE, LinkRefused, NotAFolder, open_file, open_folder, open_root
+from ...state.linksafe import (
+    FILE_MODE,
+    LinkRefused,
+    NotAFolder,
+    open_file,
+    open_folder,
+    open_root,
+    write_all,
+)
 
 STATE_DIR = ".a0proj"
 HANDOVER_DIR = "handover"
@@ -110,8 +118,7 @@ def quoted_line(text: str) -> str:
     """What another agent (or the user) wrote, as one line of quoted data for an agent's
     request: whitespace collapsed, angle brackets shown as ‹ › (no text can open or close a
     tag such as `</package>` or `<system>`), no comment markers."""
-    text = " ".join(str(text).split()).replace("\x00", "")
-    return text.replace("<", "‹").replace(">", "›")
+    return quoted_text(" ".join(str(text).split()))
 
 
 def quoted_text(text: str) -> str:
@@ -141,6 +148,9 @@ def render_entry(
     turns = "\n".join(
         f"> {_escape(turn)}".replace("\n", "\n> ") for turn in package["recent_turns"]
     )
+    counts = redacted or {}
+    kinds = ", ".join(f"{kind}: {count}" for kind, count in sorted(counts.items()))
+    secrets = f"{sum(counts.values())} ({kinds})" if sum(counts.values()) else "none"
     consult = (
         "- **Kind:** consult (one question, answered once; the conversation stays with "
         f"{_escape(package['from_agent']) or 'the caller'})\n"
@@ -156,7 +166,7 @@ def render_entry(
         f"- **Reason:** {_escape(package['reason']).strip() or '(no reason given)'}\n"
         f"- **Return condition:** {package['return_condition']}\n"
         f"- **Package tokens:** {package['estimated_tokens']} / {package['max_context_tokens']}\n"
-        f"- **Secrets redacted:** {_redaction_line(redacted or {})}\n\n"
+        f"- **Secrets redacted:** {secrets}\n\n"
         f"### Summary\n\n{_escape(package['summary']).strip() or '(no summary)'}\n\n"
         f"### Recent turns\n\n{turns or '(none)'}\n\n"
         f"### Decisions\n\n{_bullets(package['decisions'])}\n\n"
@@ -180,14 +190,6 @@ def _memory_sections(package: HandoverPackage) -> str:
     return out
 
 
-def _redaction_line(redacted: dict[str, int]) -> str:
-    total = sum(redacted.values())
-    if not total:
-        return "none"
-    kinds = ", ".join(f"{kind}: {count}" for kind, count in sorted(redacted.items()))
-    return f"{total} ({kinds})"
-
-
 def _open_dir(name: str, dir_fd: int, created: list[tuple[str, int]]) -> int:
     """Open (or create, 0700) one folder below dir_fd, refusing symlinks; one this call made
     joins `created`, with its parent's fd."""
@@ -206,15 +208,6 @@ def _open_dir(name: str, dir_fd: int, created: list[tuple[str, int]]) -> int:
     if made:
         created.append((name, dir_fd))
     return fd
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        if written <= 0:
-            raise OSError(errno.EIO, "write returned no progress")
-        view = view[written:]
 
 
 def _utf8(what: str, text: str, path: str) -> bytes:
@@ -262,28 +255,25 @@ def append_briefing(
     created: list[tuple[str, int]] = []  # the folders this call made, with their parents' fds
     fds: list[int] = []
     try:
-        try:
-            fds.append(open_root(project_root))
-            for name in (STATE_DIR, HANDOVER_DIR):
-                fds.append(_open_dir(name, fds[-1], created))
-            # a file another process created and then removed on its own failed write is
-            # gone once we hold the lock (no links left): open the path again and retry
-            for _attempt in range(5):
-                result = _append_once(fds[-1], filename, path, data)
-                if result is not None:
-                    return result
-            raise BriefingError(
-                f"failed to append briefing file {path}: the file kept disappearing"
-            )
-        except OSError as exc:
-            raise BriefingError(
-                f"failed to append briefing file {path}: {exc.strerror or exc}"
-            ) from exc
-    except BaseException:
+        fds.append(open_root(project_root))
+        for name in (STATE_DIR, HANDOVER_DIR):
+            fds.append(_open_dir(name, fds[-1], created))
+        # a file another process created and then removed on its own failed write is
+        # gone once we hold the lock (no links left): open the path again and retry
+        for _attempt in range(5):
+            result = _append_once(fds[-1], filename, path, data)
+            if result is not None:
+                return result
+        raise BriefingError(f"failed to append briefing file {path}: the file kept disappearing")
+    except BaseException as exc:
         # leave nothing behind, whatever failed: remove the folders this call made (if empty)
         for name, parent in reversed(created):
             with suppress(OSError):
                 os.rmdir(name, dir_fd=parent)
+        if isinstance(exc, OSError):
+            raise BriefingError(
+                f"failed to append briefing file {path}: {exc.strerror or exc}"
+            ) from exc
         raise
     finally:
         for fd in reversed(fds):
@@ -387,7 +377,7 @@ def _append_once(
         if size_before and _holds(fd, marker, size_before):
             return BriefingResult(path, not created, created, size_before, appended=False)
         try:
-            _write_all(fd, (header if size_before == 0 else b"") + entry)
+            write_all(fd, (header if size_before == 0 else b"") + entry)
             os.fsync(fd)
         except BaseException:
             # roll back our own partial bytes; never touch what was there before

@@ -9,7 +9,7 @@ from .arguments import _check_budget
 from .errors import _guarded
 from .limits import MAX_WALK_ENTRIES, WORKSPACE_MAX_TOKENS
 from .paths import _opened, _resolve
-from .results import _cut_notice, _printable, _render
+from .results import _printable, _render
 from .walk import _walk, _walk_notes_line, _WalkNotes
 
 
@@ -54,12 +54,9 @@ def list_files(
     skipped = _walk_notes_line(notes, "listed")
     head += [skipped] if skipped else []
     return _render(
-        lambda _shown: head,
+        head,
         body,
-        [],
         counter=counter,
         max_tokens=max_tokens,
-        notice=lambda shown: _cut_notice(
-            max_tokens, len(body) - shown, "list a subfolder, e.g. list_files('src'), to see more"
-        ),
+        hint="list a subfolder, e.g. list_files('src'), to see more",
     )

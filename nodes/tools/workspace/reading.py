@@ -23,7 +23,7 @@ from .limits import (
     WORKSPACE_MAX_TOKENS,
 )
 from .paths import _opened, _resolve, _Target
-from .results import _cut_notice, _plural, _printable, _render, _visible
+from .results import _plural, _printable, _render, _visible
 
 
 def _binary_refusal(given: str) -> _Refused:
@@ -180,9 +180,6 @@ def read_file(
         tail,
         counter=counter,
         max_tokens=max_tokens,
-        notice=lambda shown: _cut_notice(
-            max_tokens,
-            total - (start + shown - 1),
-            f"call read_file({name!r}, start_line={start + shown}) to continue",
-        ),
+        hint=lambda shown: f"call read_file({name!r}, start_line={start + shown}) to continue",
+        more=total - end,
     )

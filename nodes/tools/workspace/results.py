@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from itertools import accumulate, takewhile
 
 from ....state import TokenCounter
@@ -41,36 +41,39 @@ def _fitting(lines: list[str], counter: TokenCounter, room: int) -> int:
     return count
 
 
-def _cut_notice(max_tokens: int, remaining: int, hint: str) -> str:
-    """The last line of a cut result: that it was cut, how much is missing and what to do."""
-    return (
-        f"[cut: the result was over {max_tokens} tokens; {_plural(remaining, 'more line')} "
-        f"not shown — {hint}]"
-    )
-
-
 def _render(
-    head: Callable[[int], list[str]],
+    head: list[str] | Callable[[int], list[str]],
     body: list[str],
-    tail: list[str],
+    tail: Sequence[str] = (),
     *,
     counter: TokenCounter,
     max_tokens: int,
-    notice: Callable[[int], str],
+    hint: str | Callable[[int], str],
+    more: int = 0,
 ) -> str:
-    """The whole result if it fits in max_tokens, else head + the body lines that fit + notice."""
-    room = max_tokens - counter.count_text("\n".join([*head(len(body)), *tail])) - 1
+    """The whole result if it fits in max_tokens, else head + the body lines that fit + a cut
+    notice (what was cut and `hint`, what to do): `head` and `hint` may depend on how many body
+    lines are shown; `more` counts lines past the body that the notice names as missing too."""
+    heading = head if callable(head) else lambda _shown: head
+
+    def notice(shown: int) -> str:
+        """The last line of a cut result: that it was cut, how much is missing and what to do."""
+        missing = _plural(more + len(body) - shown, "more line")
+        said = hint(shown) if callable(hint) else hint
+        return f"[cut: the result was over {max_tokens} tokens; {missing} not shown — {said}]"
+
+    room = max_tokens - counter.count_text("\n".join([*heading(len(body)), *tail])) - 1
     if _fitting(body, counter, room) == len(body):
-        text = "\n".join([*head(len(body)), *body, *tail])
+        text = "\n".join([*heading(len(body)), *body, *tail])
         if counter.count_text(text) <= max_tokens:
             return text
-    reserve = counter.count_text("\n".join([*head(len(body)), notice(0)])) + 2
+    reserve = counter.count_text("\n".join([*heading(len(body)), notice(0)])) + 2
     room = max_tokens - reserve
     shown = body[: _fitting(body, counter, room)]
     if not shown and body and room > 8:
         shown = [counter.truncate(body[0], room - 6) + " …[line cut]"]
-    text = "\n".join([*head(len(shown)), *shown, notice(len(shown))])
+    text = "\n".join([*heading(len(shown)), *shown, notice(len(shown))])
     while shown and counter.count_text(text) > max_tokens:
         shown.pop()
-        text = "\n".join([*head(len(shown)), *shown, notice(len(shown))])
+        text = "\n".join([*heading(len(shown)), *shown, notice(len(shown))])
     return text

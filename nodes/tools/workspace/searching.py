@@ -19,7 +19,7 @@ from .limits import (
     WORKSPACE_MAX_TOKENS,
 )
 from .paths import _opened, _resolve
-from .results import _cut_notice, _plural, _printable, _render, _visible
+from .results import _plural, _printable, _render, _visible
 from .walk import _walk, _walk_notes_line, _WalkNotes
 
 
@@ -63,16 +63,13 @@ def _text_at(parent: int, name: str, notes: _SearchNotes) -> str | None:
     """The text of a file in an open folder, opened with O_NOFOLLOW; None when skipped."""
     try:
         fd, _ = open_file(name, parent, os.O_RDONLY)
+        try:
+            return _text_of(fd, notes)
+        finally:
+            os.close(fd)
     except OSError:
         notes.unreadable += 1
         return None
-    try:
-        return _text_of(fd, notes)
-    except OSError:
-        notes.unreadable += 1
-        return None
-    finally:
-        os.close(fd)
 
 
 def _clip(line: str, query: str) -> str:
@@ -145,25 +142,17 @@ def search_files(
                 notes.links += kind == "link"
                 if kind == "file" and (content := _text_at(parent, parts[-1], notes)):
                     files += bool(_hits_in(_printable("/".join(parts)), content, text, hits))
-    where = target.label
     head = [
         f"{'At least ' if len(hits) >= MAX_HITS else ''}{_plural(len(hits), 'hit')} in "
-        f"{_plural(files, 'file')} for {text!r} under {where}:"
+        f"{_plural(files, 'file')} for {text!r} under {target.label}:"
     ]
     if not hits:
         head = [
-            f"No matches for {text!r} under {where} "
+            f"No matches for {text!r} under {target.label} "
             f"({_plural(notes.searched, 'text file')} searched)."
         ]
     skipped = _search_notes_line(notes, walked)
     head += [skipped] if skipped else []
     return _render(
-        lambda _shown: head,
-        hits,
-        [],
-        counter=counter,
-        max_tokens=max_tokens,
-        notice=lambda shown: _cut_notice(
-            max_tokens, len(hits) - shown, "narrow the path or the query"
-        ),
+        head, hits, counter=counter, max_tokens=max_tokens, hint="narrow the path or the query"
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Annotated, Any
 
 from langchain.tools import ToolRuntime
@@ -103,22 +104,18 @@ def _int_like(value: Any) -> Any:
     return value
 
 
-def _argument_refusal(name: str) -> Callable[[ValidationError], str]:
+def _argument_refusal(name: str, error: ValidationError) -> str:
     """The tool's answer when its arguments do not validate (a required one is missing)."""
-
-    def refuse(error: ValidationError) -> str:
-        fields = sorted({str(item["loc"][0]) for item in error.errors() if item["loc"]})
-        if "runtime" in fields:
-            return (
-                f"ERROR: {name} needs the LangGraph run context; call it through a ToolNode, "
-                "which injects the runtime, not directly."
-            )
+    fields = sorted({str(item["loc"][0]) for item in error.errors() if item["loc"]})
+    if "runtime" in fields:
         return (
-            f"ERROR: {name} is missing required argument(s) {', '.join(fields) or '?'}; call "
-            f"it as {_USAGE[name]}."
+            f"ERROR: {name} needs the LangGraph run context; call it through a ToolNode, "
+            "which injects the runtime, not directly."
         )
-
-    return refuse
+    return (
+        f"ERROR: {name} is missing required argument(s) {', '.join(fields) or '?'}; call "
+        f"it as {_USAGE[name]}."
+    )
 
 
 def make_workspace_tools(
@@ -173,7 +170,7 @@ def make_workspace_tools(
             func,
             name=name,
             description=description,
-            handle_validation_error=_argument_refusal(name),
+            handle_validation_error=partial(_argument_refusal, name),
         )
         for func, name, description in made
     ]

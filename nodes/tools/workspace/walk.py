@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Generator, Iterator
+from collections.abc import Generator
 from dataclasses import dataclass, field
 
 from ....state.linksafe import open_folder
@@ -39,7 +39,8 @@ def _entry_kind(entry: os.DirEntry[str]) -> str:
 def _walk(
     fd: int, prefix: tuple[str, ...], notes: _WalkNotes, depth: int = 0
 ) -> Generator[tuple[int, tuple[str, ...], str], None, None]:
-    """(parent fd, parts, kind) below an open folder, sorted depth first; links never followed."""
+    """(parent fd, parts, kind) below an open folder, sorted depth first; links never followed.
+    Each subfolder is opened with O_NOFOLLOW relative to its parent, up to MAX_DEPTH."""
     with os.scandir(fd) as scan:
         entries = sorted(scan, key=lambda entry: entry.name)
     for entry in entries:
@@ -52,28 +53,22 @@ def _walk(
             continue
         parts = (*prefix, entry.name)
         yield fd, parts, kind
-        if kind == "dir":
-            yield from _walk_into(fd, parts, notes, depth + 1)
-
-
-def _walk_into(
-    parent: int, parts: tuple[str, ...], notes: _WalkNotes, depth: int
-) -> Iterator[tuple[int, tuple[str, ...], str]]:
-    """Walk a subfolder opened with O_NOFOLLOW relative to its parent, up to MAX_DEPTH."""
-    if depth > MAX_DEPTH:
-        notes.too_deep += 1
-        return
-    try:
-        child, _ = open_folder(parts[-1], parent)
-    except OSError:
-        notes.unreadable += 1
-        return
-    try:
-        yield from _walk(child, parts, notes, depth)
-    except OSError:
-        notes.unreadable += 1
-    finally:
-        os.close(child)
+        if kind != "dir":
+            continue
+        if depth >= MAX_DEPTH:
+            notes.too_deep += 1
+            continue
+        try:
+            child, _ = open_folder(entry.name, fd)
+        except OSError:
+            notes.unreadable += 1
+            continue
+        try:
+            yield from _walk(child, parts, notes, depth + 1)
+        except OSError:
+            notes.unreadable += 1
+        finally:
+            os.close(child)
 
 
 def _walk_notes_line(notes: _WalkNotes, verb: str) -> str | None:
