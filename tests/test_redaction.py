@@ -1642,10 +1642,7 @@ def test_a_one_megabyte_text_with_scattered_secrets_is_fully_redacted() -> None:
         chunks.append(f"\nitem {index}: {secrets[index % len(secrets)]} password=FakeP4ss{index}\n")
     text = "".join(chunks)
     assert len(text) >= 1_000_000
-    started = time.perf_counter()
-    result = redact(text)
-    elapsed = time.perf_counter() - started
-    assert elapsed < 5.0  # generous: the real figure is a fraction of a second
+    result = redact(text)  # its time: bench/bench_redaction.py
     for secret in secrets:
         assert secret not in result.text
     assert "FakeP4ss" not in result.text
@@ -1710,7 +1707,7 @@ PATHOLOGICAL = {
 }
 
 
-def _realistic_text(size: int) -> str:
+def realistic_text(size: int) -> str:
     """`size` characters of chat, log and config lines with a few secrets among them."""
     lines = [
         "hey, can you look at the deploy? my token is expired and the build is red",
@@ -1728,25 +1725,37 @@ def _realistic_text(size: int) -> str:
     return text[:size]
 
 
-def test_a_100_kb_text_is_redacted_well_under_100_ms() -> None:
-    text = _realistic_text(100_000)
+def test_a_100_kb_realistic_text_keeps_what_is_not_a_secret() -> None:
+    text = realistic_text(100_000)
     assert len(text) == 100_000
-    best = min(_timed(text) for _ in range(5))  # the best of 5: the machine may be busy
-    assert best < 0.1, f"{best * 1000:.0f} ms"
     result = redact(text)
     for secret in (SQUARE_TOKEN, SENTRY_KEY, PROSE_TOKEN, TEAMS_PATH):
         assert secret not in result.text
     assert "my token is expired" in result.text and "NRAK-1234" in result.text
 
 
-def _timed(text: str) -> float:
+def quarter_of(text: str) -> str:
+    """The same input a quarter as long: its start, and its last 200 characters (the piece a
+    pattern may be waiting for)."""
+    return text[: len(text) // 4 - 200] + text[-200:]
+
+
+def _seconds(text: str) -> float:
     started = time.perf_counter()
     redact(text)
     return time.perf_counter() - started
 
 
 @pytest.mark.parametrize("text", list(PATHOLOGICAL.values()), ids=list(PATHOLOGICAL))
-def test_inputs_built_to_backtrack_still_finish_quickly(text: str) -> None:
-    started = time.perf_counter()
-    redact(text)
-    assert time.perf_counter() - started < 5.0  # generous; linear patterns take milliseconds
+def test_inputs_built_to_backtrack_take_time_linear_in_their_length(text: str) -> None:
+    """Four times the text takes about four times as long; a pattern that backtracks takes 16
+    times or more. Compared in one run, so a busy machine slows both sides (the times
+    themselves: bench/bench_redaction.py)."""
+    quarter = quarter_of(text)
+    rounds = [(_seconds(text), _seconds(quarter)) for _ in range(3)]  # side by side: same load
+    whole_time, quarter_time = min(w for w, _ in rounds), min(q for _, q in rounds)
+    floor = 0.002  # below 2 ms the clock and the interpreter's noise dominate
+    ratio = whole_time / max(quarter_time, floor)
+    assert ratio < 10, (
+        f"{whole_time * 1000:.1f} ms for the whole, {quarter_time * 1000:.1f} ms a quarter"
+    )

@@ -29,7 +29,8 @@ from .engine import (
 
 # --- passwords in sentences ---------------------------------------------------------------
 
-_SENTENCE_END = re.compile(r"[.,;:?)\]]+$")
+_SENTENCE_END = ".,;:?)]"
+"""What ends a sentence after an unquoted value (never a space: the value has none)."""
 _WITH_BEFORE = re.compile(r"\b(?:with|using)[ \t]+(?:the[ \t]+)?\Z", re.IGNORECASE)
 _UNIT_AFTER = re.compile(
     r"[ \t]+(?:characters?|chars?|digits?|letters?|symbols?|long|or|to|and|min(?:imum)?"
@@ -58,7 +59,7 @@ def _judge_prose_password(kind: str, match: re.Match[str]) -> Span | None:
     if value != value.strip():
         return None  # a string's closing quote: `getpass("password for %s: " % user)`
     if match["uv"] is not None:
-        value = _SENTENCE_END.sub("", value)
+        value = value.rstrip(_SENTENCE_END)
         end = start + len(value)
         if not value or is_code_reference(value) or is_path(value):
             return None
@@ -145,7 +146,7 @@ def _judge_prose_secret(kind: str, match: re.Match[str]) -> Span | None:
     the noun's (a token, an API key, a secret, else `kind`)."""
     value, start, end = value_span(match)
     if match["uv"] is not None:
-        value = _SENTENCE_END.sub("", value)
+        value = value.rstrip(_SENTENCE_END)
         end = start + len(value)
     if len(value) < 8 or value != value.strip() or (len(value) < 16 and not has_digit(value)):
         return None  # most candidates are words ("is expired"): judged without the context
@@ -159,15 +160,6 @@ def _judge_prose_secret(kind: str, match: re.Match[str]) -> Span | None:
     if _NOT_A_CREDENTIAL.search(before) or not looks_like_credential(value):
         return None
     return ("secret" if noun.startswith("cred") else _NOUN_KIND.get(noun, kind)), start, end
-
-
-# --- a key passed to an SDK client ------------------------------------------------------
-
-
-def _judge_client_key(kind: str, match: re.Match[str]) -> Span | None:
-    """Accept a client's first argument when it mixes digits and both cases (a key, not a
-    project name, a hex digest or a URL)."""
-    return (kind, *match.span("v")) if looks_random(match["v"], 3) else None
 
 
 # --- a bare AWS secret key next to its key id --------------------------------------------
@@ -189,7 +181,9 @@ PROSE_RULES = load_rules(
     "prose",
     {
         "prose_password": _judge_prose_password,
-        "client_key": _judge_client_key,
+        # a client's first argument when it mixes digits and both cases (a key, not a
+        # project name, a hex digest or a URL)
+        "client_key": lambda kind, m: (kind, *m.span("v")) if looks_random(m["v"], 3) else None,
         "bare_aws_secret": _judge_bare_aws_secret,
         "prose_secret": _judge_prose_secret,
     },

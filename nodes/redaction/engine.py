@@ -247,6 +247,21 @@ _LONG_WORD_TAIL = re.compile(r"[^\s\"'`;|&()<>\[\]]*+")
 """What may follow an unquoted value its pattern cut at 256 characters (no separator, no
 bracket, so never a marker)."""
 
+_last_word: list[tuple[str, int, int]] = []
+"""The last long word `word_end` measured: (text, from, end). Every cut value inside one long
+word ends where it ends, so a text that is one long word is read once, not once per match."""
+
+
+def word_end(text: str, position: int) -> int:
+    """Where the unquoted word running through `position` ends (`_LONG_WORD_TAIL`)."""
+    for known, start, end in _last_word[-1:]:
+        if known is text and start <= position <= end:
+            return end
+    tail = _LONG_WORD_TAIL.match(text, position)
+    end = tail.end() if tail else position
+    _last_word[:] = [(text, position, end)]
+    return end
+
 
 def value_span(match: re.Match[str]) -> tuple[str, int, int]:
     """The value of a match of the `quoted_or_word`/`quoted_or_arg` fragments of `rules.toml`
@@ -258,8 +273,7 @@ def value_span(match: re.Match[str]) -> tuple[str, int, int]:
     value, start = match[name], match.start(name)
     if name == "uv":
         if len(value) == 256:
-            tail = _LONG_WORD_TAIL.match(match.string, match.end(name))
-            value = match.string[start : tail.end() if tail else match.end(name)]
+            value = match.string[start : word_end(match.string, match.end(name))]
         value = before_marker(value)
     return value, start, start + len(value)
 
@@ -277,10 +291,7 @@ def splice(text: str, spans: Iterable[Span], counts: Counter[str]) -> str:
         parts += [text[cursor:start], marker(kind)]
         cursor = end
         counts[kind] += 1
-    if not parts:
-        return text
-    parts.append(text[cursor:])
-    return "".join(parts)
+    return "".join([*parts, text[cursor:]]) if parts else text
 
 
 Seen = Callable[[re.Pattern[str]], LineContext]
@@ -334,6 +345,16 @@ def token(
     group that took part (else the match), mixes `classes` kinds of character (`looks_random`)."""
     body = next((part for part in match.groups() if part), match[0])
     return (kind, *match.span(group)) if looks_random(body, classes) else None
+
+
+def secret_near(
+    kind: str, match: re.Match[str], seen: Seen, *, context: re.Pattern[str], classes: int = 3
+) -> Span | None:
+    """A judge for a bare secret (mixing `classes` of digits, upper and lower case) with
+    `context` on its line or a neighbour."""
+    if not looks_random(match[0], classes) or not seen(context).around(*match.span(), lines=1):
+        return None
+    return (kind, *match.span())
 
 
 TABLES = tomllib.loads(Path(__file__).with_name("rules.toml").read_text(encoding="utf-8"))

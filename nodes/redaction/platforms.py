@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from functools import partial
 
-from .engine import Seen, Span, has_digit, load_rules, looks_random, token
+from .engine import Seen, Span, has_digit, load_rules, looks_random, secret_near, token
 
 _ALIBABA_CONTEXT = re.compile(
     r"LTAI[A-Za-z0-9]{12,20}|\[REDACTED:alibaba-key\]|alibaba|aliyun|access[ _\-]?key[ _\-]?secret",
@@ -120,16 +120,6 @@ def _url_path(kind: str, match: re.Match[str], needle: str = "") -> Span | None:
     return kind, start, start + len(value)
 
 
-def _secret_near(
-    kind: str, match: re.Match[str], seen: Seen, *, context: re.Pattern[str], classes: int = 3
-) -> Span | None:
-    """Accept a bare secret (mixing `classes` of digits, upper and lower case) with
-    `context` on its line or a neighbour."""
-    if not looks_random(match[0], classes) or not seen(context).around(*match.span(), lines=1):
-        return None
-    return (kind, *match.span())
-
-
 PLATFORM_RULES = load_rules(
     "platforms",
     {
@@ -153,9 +143,9 @@ PLATFORM_RULES = load_rules(
 PLATFORM_SECRET_RULES = load_rules(
     "platform_secrets",
     {
-        "near_alibaba": partial(_secret_near, context=_ALIBABA_CONTEXT),
-        "near_tencent": partial(_secret_near, context=_TENCENT_CONTEXT),
-        "near_wechat": partial(_secret_near, context=_WECHAT_CONTEXT, classes=2),
+        "near_alibaba": partial(secret_near, context=_ALIBABA_CONTEXT),
+        "near_tencent": partial(secret_near, context=_TENCENT_CONTEXT),
+        "near_wechat": partial(secret_near, context=_WECHAT_CONTEXT, classes=2),
     },
 )
 """Bare secrets known by their key id or provider nearby, applied after the assignments."""

@@ -62,16 +62,6 @@ def _judge_encoded_key(kind: str, match: re.Match[str]) -> Span | None:
     return (kind, *match.span()) if _PEM_BEGIN.match(decoded) else None
 
 
-def _judge_url_password(kind: str, match: re.Match[str]) -> Span | None:
-    """Accept a URL password unless it is a placeholder."""
-    return None if is_placeholder(match["v"]) else (kind, *match.span("v"))
-
-
-def _judge_openai(kind: str, match: re.Match[str]) -> Span | None:
-    """Accept an `sk-` key whose body mixes digits and both letter cases."""
-    return (kind, *match.span()) if is_mixed(match["a"] or match["b"]) else None
-
-
 def _judge_auth(kind: str, match: re.Match[str]) -> Span | None:
     """Accept header credentials (not placeholders) or a long, digit-bearing bearer token.
 
@@ -111,9 +101,11 @@ TOKEN_RULES = load_rules(
         "discord_webhook": lambda kind, m: (
             (kind, *m.span("v")) if looks_random(m["token"]) else None
         ),
-        "url_password": _judge_url_password,
+        # a URL password unless it is a placeholder
+        "url_password": lambda kind, m: None if is_placeholder(m["v"]) else (kind, *m.span("v")),
         "has_digit": lambda kind, m: (kind, *m.span()) if has_digit(m[0]) else None,
-        "openai": _judge_openai,
+        # an `sk-` key whose body mixes digits and both letter cases
+        "openai": lambda kind, m: (kind, *m.span()) if is_mixed(m["a"] or m["b"]) else None,
         "always": lambda kind, m: (kind, *m.span()),
         "auth": _judge_auth,
     },

@@ -21,10 +21,11 @@ import re
 import warnings
 from collections import Counter
 from dataclasses import dataclass
+from functools import partial
 from importlib import import_module
 from typing import TYPE_CHECKING
 
-from .engine import TABLES, Seen, Span, load_rules, looks_random, splice
+from .engine import TABLES, Seen, Span, load_rules, looks_random, secret_near, splice
 
 if TYPE_CHECKING:
     from detect_secrets.plugins.base import RegexBasedDetector
@@ -123,13 +124,10 @@ def _judge_vault_legacy(kind: str, match: re.Match[str], seen: Seen) -> Span | N
     return (kind, *match.span())
 
 
-def _judge_azure_bare_key(kind: str, match: re.Match[str], seen: Seen) -> Span | None:
-    """Accept a bare 88-character storage key on a line that mentions Azure or a storage
-    account, or next to one (`az storage account keys list` and its output); an `sha512-`
-    digest, also 88 characters, has its dash and stays."""
-    if not looks_random(match[0], 3) or not seen(_AZURE_WORD).around(*match.span(), lines=1):
-        return None
-    return (kind, *match.span())
+# a bare 88-character storage key on a line that mentions Azure or a storage account, or next
+# to one (`az storage account keys list` and its output); an `sha512-` digest, also 88
+# characters, has its dash and stays
+_judge_azure_bare_key = partial(secret_near, context=_AZURE_WORD)
 
 
 def _judge_twilio_secret(kind: str, match: re.Match[str], seen: Seen) -> Span | None:
