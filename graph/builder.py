@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -268,7 +269,5 @@ def _load_vocabulary(models: ModelChoice) -> None:
     """Load the default context's token vocabulary now (once a process; about 0.3 s for
     o200k_base), so a thread's first turn costs what its later turns do. A vocabulary that
     cannot load here fails the first count instead, with its own error."""
-    try:
+    with contextlib.suppress(Exception):  # only a warm-up: a real count reports the problem
         models.counter_for(ORCHESTRATOR_PROFILE, HandoverContext()).count_text("warm")
-    except Exception:  # noqa: BLE001 - only a warm-up: a real count reports the problem
-        return

@@ -31,16 +31,6 @@ def default_checkpoint_path(project_root: str) -> str:
     return os.path.join(project_root, STATE_DIR, CHECKPOINT_FILE)
 
 
-def sqlite_checkpointer(path: str) -> SqliteSaver:
-    """The durable SQLite checkpointer of the file `path` (made 0600, its folder 0700).
-
-    One per file per process: opening the same file again returns the same saver,
-    on the same connection (see `open_sqlite_saver`: why, and what is refused).
-    `close_checkpointer` closes it once every opener has.
-    """
-    return open_sqlite_saver(path)
-
-
 POSTGRES_SCHEMES = ("postgresql", "postgres")
 POSTGRES_EXTRA_HINT = 'pip install "specialist-handover[postgres]"'
 ACCEPTED_CHECKPOINTERS = (
@@ -190,14 +180,12 @@ def close_checkpointer(checkpointer: Any) -> None:
             checkpointer.conn.close()
 
 
-def _first_line(exc: BaseException, url: str = "") -> str:
+def _first_line(exc: BaseException, url: str) -> str:
     """The error's first line, with the URL and its password blanked out."""
     text = str(exc).strip()
-    line = text.splitlines()[0] if text else type(exc).__name__
-    if url:
-        line = line.replace(url, redact_url(url))
-        for secret in _password_candidates(url):
-            line = line.replace(secret, "***")
+    line = (text.splitlines()[0] if text else type(exc).__name__).replace(url, redact_url(url))
+    for secret in _password_candidates(url):
+        line = line.replace(secret, "***")
     return line
 
 
@@ -276,6 +264,13 @@ def open_sqlite_saver(path: str) -> SqliteSaver:
         _databases[key] = database
         weakref.finalize(saver, _close_database, key, database)  # when nobody holds it
         return saver
+
+
+# The durable SQLite checkpointer of the file `path` (made 0600, its folder 0700). One per file
+# per process: opening the same file again returns the same saver, on the same connection (see
+# `open_sqlite_saver`: why, and what is refused). `close_checkpointer` closes it once every
+# opener has.
+sqlite_checkpointer = open_sqlite_saver
 
 
 def release_sqlite_saver(saver: object) -> bool:

@@ -34,7 +34,7 @@ from typing import TextIO
 
 from langchain_core.messages import AIMessage, HumanMessage
 
-from ..specialists import ORCHESTRATOR_PROFILE, ProfileFileError, ProfileRegistry, resolve_profiles
+from ..specialists import ORCHESTRATOR_PROFILE, ProfileRegistry, resolve_profiles
 from ..state import ORCHESTRATOR, HandoverContext, InputError
 from .builder import build_graph
 from .checkpointers import (
@@ -55,7 +55,6 @@ from .terminal import (
     TerminalReviewer,
     TurnStopped,
     agent_label,
-    label_of,
     plural,
 )
 from .terminal.chat import (
@@ -70,7 +69,7 @@ from .terminal.chat import (
 from .terminal.review import EDIT_HELP
 from .turns import ReviewPending, has_unfinished_step, thread_config, thread_status
 
-__all__ = ["Printer", "failure_advice", "label_of", "main"]
+__all__ = ["Printer", "failure_advice", "main"]
 
 DEMO_SCRIPT = (
     "Hi! We're starting the marketing site for our app. We decided to use React, and the "
@@ -135,10 +134,6 @@ class ReviewWaiting(Exception):
     """The command ended with a handover waiting for review (its input ended first)."""
 
 
-DISTRIBUTION = "specialist-handover"
-NOT_INSTALLED = "0+unknown"
-
-
 def package_version() -> str:
     """The installed distribution's version, as `specialist_handover.__version__` says it
     (read here, not imported from the package root: a module imports nothing above it);
@@ -146,9 +141,9 @@ def package_version() -> str:
     from importlib import metadata
 
     try:
-        return metadata.version(DISTRIBUTION)
+        return metadata.version("specialist-handover")
     except metadata.PackageNotFoundError:
-        return NOT_INSTALLED
+        return "0+unknown"
 
 
 COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -298,11 +293,7 @@ def _context(args: argparse.Namespace) -> HandoverContext:
 
 def _model_banner(ctx: HandoverContext) -> str:
     if ctx.model == "offline":
-        why = (
-            "no OPENAI_API_KEY is set"
-            if not os.environ.get("OPENAI_API_KEY")
-            else "it was asked for"
-        )
+        why = "it was asked for" if os.environ.get("OPENAI_API_KEY") else "no OPENAI_API_KEY is set"
         return (
             f"Model: offline — the built-in deterministic model ({why}). "
             "Set HANDOVER_MODEL=openai:gpt-4o (or any init_chat_model string) for a real one."
@@ -327,11 +318,8 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int
         return int(exc.code or 0)
     try:
         ctx = _context(args)
-    except ValueError as exc:
-        return _fail(f"handover: error: {exc}")
-    try:
         profiles = resolve_profiles(args.profiles or os.environ.get("HANDOVER_PROFILES") or None)
-    except (ProfileFileError, OSError) as exc:
+    except (ValueError, OSError) as exc:  # a ProfileFileError too
         return _fail(f"handover: error: {exc}")
     if args.command == "profiles":
         return _print_profiles(profiles, out)
@@ -442,28 +430,14 @@ def _run_command(  # type: ignore[no-untyped-def]
 ) -> None:
     prompter = Prompter(printer)
     reviewer = TerminalReviewer(printer, stop.interruptible(prompter.ask))
-    if args.command == "run":
-        _turn(graph, args.message, thread, ctx, printer, stop, reviewer if args.review else None)
-        _check_no_review_waits(graph, thread)
-    elif args.command == "resume":
-        if not has_unfinished_step(graph, thread_config(thread)):
+    if args.command in ("run", "resume"):
+        if args.command == "resume" and not has_unfinished_step(graph, thread_config(thread)):
             printer.say(f"Nothing to resume on thread {thread!r}.")
             return
-        try:
-            values = take_turn(
-                graph,
-                None,
-                thread=thread,
-                context=ctx,
-                on_event=printer,
-                stop=stop,
-                reviewer=reviewer if args.review else None,
-            )
-        except ReviewDeferred:
-            printer.say(DEFERRED)
-            raise ReviewWaiting(thread) from None
-        _check_no_review_waits(graph, thread)
-        printer.say(f"   (next message goes to: {values.get('active_agent', ORCHESTRATOR)})")
+        text = args.message if args.command == "run" else None
+        _turn(graph, text, thread, ctx, printer, stop, reviewer if args.review else None)
+        if thread_status(graph, thread)["reviews"]:  # the command leaves a review waiting
+            raise ReviewWaiting(thread)
     elif args.command == "demo":
         printer.say(
             "This demo plays a scripted conversation. You talk to the orchestrator; when a "
@@ -490,23 +464,18 @@ def _run_command(  # type: ignore[no-untyped-def]
         chat(graph, thread, ctx, printer, prompter, reviewer, stop)
 
 
-def _check_no_review_waits(graph, thread: str) -> None:  # type: ignore[no-untyped-def]
-    """ReviewWaiting when the command leaves a handover waiting for review."""
-    if thread_status(graph, thread)["reviews"]:
-        raise ReviewWaiting(thread)
-
-
 def _turn(  # type: ignore[no-untyped-def]
-    graph, text: str, thread: str, ctx: HandoverContext, printer: Printer, stop, reviewer=None
+    graph, text: str | None, thread, ctx: HandoverContext, printer: Printer, stop, reviewer=None
 ) -> None:
-    status = thread_status(graph, thread)
-    if status["reviews"] and reviewer is None:  # refused before the message is shown or stored
-        raise ReviewPending(f"thread {thread!r} has a handover waiting for review")
-    printer.say(f"\n🧑 You: {text}")
-    printer.thinking(status["active_agent"])
-    journal = RunJournal(ctx.project_root)
-    message_id = journal.message_id_for(thread, text)  # the same id when this is a rerun
-    resent: list[str] = []
+    """One turn of `run` or `demo`, or (`text` None) what `resume` finishes."""
+    journal, message_id, resent = RunJournal(ctx.project_root), None, []
+    if text is not None:
+        status = thread_status(graph, thread)
+        if status["reviews"] and reviewer is None:  # refused before the message is shown or stored
+            raise ReviewPending(f"thread {thread!r} has a handover waiting for review")
+        printer.say(f"\n🧑 You: {text}")
+        printer.thinking(status["active_agent"])
+        message_id = journal.message_id_for(thread, text)  # the same id when this is a rerun
 
     def on_event(node: str, update: dict) -> None:  # type: ignore[type-arg]
         if node == "already_sent":
@@ -534,7 +503,10 @@ def _turn(  # type: ignore[no-untyped-def]
         ids = [m.id for m in messages]
         after = messages[ids.index(message_id) + 1 :] if message_id in ids else []
         printer.graph_step("replay", {"messages": after})
-    journal.done(thread)
+    if text is not None:
+        journal.done(thread)
+    elif thread_status(graph, thread)["reviews"]:  # resume says so before the next line
+        raise ReviewWaiting(thread)
     printer.say(f"   (next message goes to: {values.get('active_agent', ORCHESTRATOR)})")
 
 

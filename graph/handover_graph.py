@@ -84,7 +84,7 @@ class HandoverGraph(CompiledStateGraph):
     def __init__(
         self,
         *,
-        handover_models: ModelChoice | None = None,
+        handover_models: ModelChoice,
         handover_warmers: Sequence[Callable[[], None]] = (),
         **kwargs: Any,
     ) -> None:
@@ -106,7 +106,7 @@ class HandoverGraph(CompiledStateGraph):
     @property
     def agents(self) -> list[str]:
         """The graph's agents: `orchestrator` and every specialist profile."""
-        profiles = self.handover_models.profiles if self.handover_models else {}
+        profiles = self.handover_models.profiles
         return [ORCHESTRATOR, *(name for name in profiles if name != ORCHESTRATOR_PROFILE)]
 
     def transcript(self, config: Any) -> list[BaseMessage]:
@@ -141,8 +141,6 @@ class HandoverGraph(CompiledStateGraph):
             with contextlib.suppress(Exception):  # warming up is an optimisation, never an error
                 warm()
         models = self.handover_models
-        if models is None:
-            return []
         ctx = coerce_context(context)
         prepared: list[str] = []
         seen: set[tuple[type, str]] = set()
@@ -173,7 +171,7 @@ class HandoverGraph(CompiledStateGraph):
         """The input as it will be stored; raises ValueError (InputError) before any write."""
         ctx = coerce_context(context)
         models = self.handover_models
-        if models is not None and payload is not None:
+        if payload is not None:
             wanted = [(f"the context's model {ctx.model!r}", ctx.model)]
             wanted = wanted if models.uses_context_model() else []
             wanted += [
@@ -242,14 +240,8 @@ class HandoverGraph(CompiledStateGraph):
             input = with_a2a_data(input, config)
             facts = self._facts(input, config)
             checked = self.checked_input(input, kwargs.get("context"), facts)
-            reviewed = _in_review(kwargs) if facts.reviewing else kwargs
-            if facts.reviewing and _resolves(checked):
-                checked = Command(resume=RESOLVED)
-            if facts.reviewing and _sends_messages(checked):
-                yield from super().stream(Command(resume=SUPERSEDED), _aside(config), **reviewed)
-                config = _at_head(config)
-                reviewed = kwargs  # the new message's own run: the caller's context
-            yield from super().stream(checked, config, **reviewed)
+            for payload, run_config, run_kwargs in _runs(checked, config, kwargs, facts):
+                yield from super().stream(payload, run_config, **run_kwargs)
 
     async def astream(self, input: Any, config: Any = None, **kwargs: Any) -> AsyncIterator[Any]:  # type: ignore[override]
         """`stream`'s async twin."""
@@ -261,55 +253,43 @@ class HandoverGraph(CompiledStateGraph):
             checked = await asyncio.to_thread(
                 self.checked_input, input, kwargs.get("context"), facts
             )
-            reviewed = _in_review(kwargs) if facts.reviewing else kwargs
-            if facts.reviewing and _resolves(checked):
-                checked = Command(resume=RESOLVED)
-            if facts.reviewing and _sends_messages(checked):
-                superseding = super().astream(
-                    Command(resume=SUPERSEDED), _aside(config), **reviewed
-                )
-                async for chunk in superseding:
+            for payload, run_config, run_kwargs in _runs(checked, config, kwargs, facts):
+                async for chunk in super().astream(payload, run_config, **run_kwargs):
                     yield chunk
-                config = _at_head(config)
-                reviewed = kwargs  # the new message's own run: the caller's context
-            async for chunk in super().astream(checked, config, **reviewed):
-                yield chunk
 
-    def _checked_updates(self, config: Any, supersteps: Any, facts: ThreadFacts) -> list[Any]:
+    def _checked_updates(self, supersteps: Any, facts: ThreadFacts) -> list[Any]:
         ctx = coerce_context(None)
-        checked = []
-        for superstep in supersteps:
-            updates = []
-            for update in superstep:
-                values = update.values
-                if values is not None and not isinstance(values, Command):
-                    values = check_update(
-                        values,
-                        agents=self.agents,
-                        max_tokens=ctx.max_input_tokens,
-                        counter=token_counter(ctx.model),
-                        stored_ids=facts.stored_ids,
-                        together=False,
-                    )
-                elif isinstance(values, Command):
-                    values = self.checked_input(values, None, facts)
-                updates.append(update._replace(values=values))
-            checked.append(updates)
-        return checked
+
+        def checked(values: Any) -> Any:
+            if isinstance(values, Command):
+                return self.checked_input(values, None, facts)
+            if values is None:
+                return None
+            return check_update(
+                values,
+                agents=self.agents,
+                max_tokens=ctx.max_input_tokens,
+                counter=token_counter(ctx.model),
+                stored_ids=facts.stored_ids,
+                together=False,
+            )
+
+        return [
+            [update._replace(values=checked(update.values)) for update in step]
+            for step in supersteps
+        ]
 
     def bulk_update_state(self, config: Any, supersteps: Any) -> Any:  # type: ignore[override]
         """LangGraph's `bulk_update_state` (and so `update_state`), each value checked first."""
         with one_writer(self.checkpointer, config):
             facts = self._facts({"messages": _update_messages(supersteps)}, config)
-            return super().bulk_update_state(
-                config, self._checked_updates(config, supersteps, facts)
-            )
+            return super().bulk_update_state(config, self._checked_updates(supersteps, facts))
 
     async def abulk_update_state(self, config: Any, supersteps: Any) -> Any:  # type: ignore[override]
         """LangGraph's `abulk_update_state` (and so `aupdate_state`), each value checked first."""
         async with one_writer_async(self.checkpointer, config):
             facts = await self._afacts({"messages": _update_messages(supersteps)}, config)
-            checked = await asyncio.to_thread(self._checked_updates, config, supersteps, facts)
+            checked = await asyncio.to_thread(self._checked_updates, supersteps, facts)
             return await super().abulk_update_state(config, checked)
 
 
@@ -362,6 +342,25 @@ def with_a2a_data(payload: Any, config: Any) -> Any:
     stamp = {key: a2a[key] for key in ("task_id", "task_start_id") if isinstance(a2a.get(key), str)}
     extra = {"additional_kwargs": {"a2a": stamp}} if stamp else {}
     return {"messages": [*messages, {"role": "user", "content": block, **extra}]}
+
+
+def _runs(
+    checked: Any, config: Any, kwargs: dict[str, Any], facts: ThreadFacts
+) -> list[tuple[Any, Any, dict[str, Any]]]:
+    """The runs a checked input makes, each (input, config, stream's arguments): itself, but
+    while a review waits a run in review (`_in_review`) that answers it: "Mark as Resolved"
+    (`_resolves`) resolves it, a new message first supersedes it, then runs on its own
+    (the caller's context, the thread's latest checkpoint)."""
+    if not facts.reviewing:
+        return [(checked, config, kwargs)]
+    if _resolves(checked):
+        return [(Command(resume=RESOLVED), config, _in_review(kwargs))]
+    if _sends_messages(checked):
+        return [
+            (Command(resume=SUPERSEDED), _aside(config), _in_review(kwargs)),
+            (checked, _at_head(config), kwargs),
+        ]
+    return [(checked, config, _in_review(kwargs))]
 
 
 def _aside(config: Any) -> Any:
@@ -454,12 +453,9 @@ def _in_review(kwargs: dict[str, Any]) -> dict[str, Any]:
     context of the run that reaches it says."""
     context = kwargs.get("context")
     if isinstance(context, HandoverContext):
-        context = dataclasses.replace(context, review_handovers=True)
-    elif isinstance(context, Mapping):
-        context = {**context, "review_handovers": True}
-    elif context is None:
-        context = {"review_handovers": True}
-    return {**kwargs, "context": context}
+        return {**kwargs, "context": dataclasses.replace(context, review_handovers=True)}
+    # else a dict or None: `checked_input` refused anything else (`coerce_context`)
+    return {**kwargs, "context": {**(context or {}), "review_handovers": True}}
 
 
 def _may_wait(saved: Any) -> bool:

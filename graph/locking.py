@@ -28,7 +28,6 @@ from .private_files import open_private_file
 WAIT_SECONDS = 120.0
 POLL_SECONDS = 0.02
 
-_registry_lock = threading.Lock()
 _locks: dict[tuple[str, str], threading.Lock] = {}
 _held = threading.local()
 
@@ -39,12 +38,10 @@ class ThreadBusyError(RuntimeError):
 
 def sqlite_file(checkpointer: Any) -> str | None:
     """The database file of a sync SQLite checkpointer (None for memory or other savers)."""
-    conn = getattr(checkpointer, "conn", None)
-    execute = getattr(conn, "execute", None)
-    if execute is None or type(checkpointer).__name__ != "SqliteSaver":
+    if type(checkpointer).__name__ != "SqliteSaver":
         return None
     try:
-        rows = execute("PRAGMA database_list").fetchall()
+        rows = checkpointer.conn.execute("PRAGMA database_list").fetchall()
     except Exception:  # noqa: BLE001 - a closed or odd connection just gets the in-process lock
         return None
     path = next((row[2] for row in rows if row[1] == "main"), "")
@@ -72,8 +69,7 @@ def _is_postgres(checkpointer: Any, *, asynchronous: bool) -> bool:
 
 
 def _lock_for(key: tuple[str, str]) -> threading.Lock:
-    with _registry_lock:
-        return _locks.setdefault(key, threading.Lock())
+    return _locks.setdefault(key, threading.Lock())  # atomic: every caller gets the same lock
 
 
 def _busy(key: tuple[str, str], waited: float) -> ThreadBusyError:

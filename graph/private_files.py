@@ -43,11 +43,9 @@ SYMLINK = "it is a symbolic link; remove the link"
 
 @dataclass(frozen=True)
 class PrivateFile:
-    """An open private file: its descriptor (the caller closes it) and what it is."""
+    """An open private file: its descriptor (the caller closes it) and which file it is."""
 
     fd: int
-    path: str
-    created: bool
     identity: tuple[int, int]
     """(st_dev, st_ino) of the file."""
 
@@ -61,9 +59,7 @@ def split_private_path(path: str) -> tuple[str, list[str]]:
     """
     parts = os.path.abspath(path).split(os.sep)[1:]
     folders, name = parts[:-1], parts[-1]
-    if not folders:
-        return os.sep, [name]
-    start = len(folders) - 1
+    start = len(folders) - 1  # no folder (`/x`): -1, so the anchor is `/`
     if STATE_DIR in folders:
         start = len(folders) - 1 - folders[::-1].index(STATE_DIR)
     return os.sep + os.sep.join(folders[:start]), [*folders[start:], name]
@@ -149,4 +145,4 @@ def _open_file(
     except BaseException:
         os.close(fd)
         raise
-    return PrivateFile(fd, path, created, (st.st_dev, st.st_ino))
+    return PrivateFile(fd, (st.st_dev, st.st_ino))

@@ -37,14 +37,6 @@ def has_unfinished_step(graph: CompiledStateGraph, config: dict[str, Any]) -> bo
     return bool(snapshot.next or snapshot.tasks)
 
 
-def pending_message(snapshot: Any) -> str | None:
-    """The text of a user message the thread stores but has not answered yet, if any."""
-    messages = (snapshot.values or {}).get("messages") or []
-    if messages and isinstance(messages[-1], HumanMessage):
-        return message_text(messages[-1])
-    return None
-
-
 def thread_status(graph: CompiledStateGraph, thread_id: str) -> dict[str, Any]:
     """Where a thread stands: `started` (it holds messages), `active_agent` (who gets the
     next message), `reviews` (handovers waiting for review) and `unfinished` (a step to
@@ -105,14 +97,14 @@ def stream_turn(
     config = thread_config(thread_id)
     with one_writer(graph.checkpointer, config):  # resume and send as one run of the thread
         snapshot = graph.get_state(cast(RunnableConfig, config))
-        stored = message_id is not None and any(
-            m.id == message_id for m in (snapshot.values or {}).get("messages") or []
-        )
-        if stored:
+        messages = (snapshot.values or {}).get("messages") or []
+        if message_id is not None and any(m.id == message_id for m in messages):
             yield ("already_sent", {"message_id": message_id})
             text = None  # sent before: only what is unfinished of its turn is left to do
         if snapshot.next or snapshot.tasks:
-            pending = pending_message(snapshot)
+            # the text of a user message the thread stores but has not answered yet, if any
+            last = messages[-1] if messages else None
+            pending = message_text(last) if isinstance(last, HumanMessage) else None
             reviews = pending_reviews(snapshot)[:1]
             if reviews and on_review is None:  # without text, `_drive` says the review waits
                 if text is not None:

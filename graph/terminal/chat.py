@@ -214,8 +214,7 @@ def chat(
         + ("; ↑/↓ recall earlier lines)." if history.readline is not None else ").")
     )
     # finish a step a crash left unfinished, or a review left waiting, before the first message
-    values = _turn(graph, None, thread, ctx, printer, reviewer, stop)
-    active = values.get("active_agent") or ORCHESTRATOR if values else _active_agent(graph, thread)
+    _turn(graph, None, thread, ctx, printer, reviewer, stop)
     while True:
         try:
             text = prompter.ask("🧑 You: ").strip()
@@ -232,15 +231,12 @@ def chat(
             continue
         if not text:
             continue
-        printer.thinking(active)
+        printer.thinking(_active_agent(graph, thread))
         values = _turn(
             graph, None if text == "resume" else text, thread, ctx, printer, reviewer, stop
         )
-        if values is None:  # stopped, waiting for review, or failed: it said so
-            active = _active_agent(graph, thread)
-        else:
-            active = values.get("active_agent") or ORCHESTRATOR
-            printer.say(f"   (next message goes to: {active})")
+        if values is not None:  # else stopped, waiting for review, or failed: it said so
+            printer.say(f"   (next message goes to: {values.get('active_agent') or ORCHESTRATOR})")
 
 
 def _active_agent(graph: CompiledStateGraph, thread: str) -> str:

@@ -20,7 +20,7 @@ from ...state import message_text
 from ..turns import STEP_EVENT, TASK_EVENT, TOKEN_EVENT
 from .review_text import package_lines
 from .spinner import Spinner, is_terminal
-from .text import agent_label, agent_title, plural, profile_name, tool_line
+from .text import agent_label, agent_title, plural, tool_line
 
 QUIET_TOOLS = ("handover_to_specialist", "return_to_orchestrator")
 """Tools whose results the trail lines (🔄, ⛔, ↩️) already tell."""
@@ -30,12 +30,8 @@ def label_of(message: AIMessage, profiles: ProfileRegistry) -> str:
     """`🖌️ [frontend designer]` for a specialist's reply, `🧭 [a0 software orchestrator]` for
     the orchestrator's: the persona marker of the profile, as streamed metadata says it."""
     meta = message.response_metadata or {}
-    profile = profiles.get(profile_name(message.name or ""))
-    if profile is not None:
-        return profile.label
-    if meta.get("persona_marker"):
-        return f"{meta.get('persona_emoji', '')} {meta['persona_marker']}".strip()
-    return f"[{message.name or 'assistant'}]"
+    marker = f"{meta.get('persona_emoji', '')} {meta.get('persona_marker')}".strip()
+    return agent_label(message.name or "", profiles, marker if meta.get("persona_marker") else "")
 
 
 class Printer:
@@ -60,12 +56,9 @@ class Printer:
 
     # --- events -------------------------------------------------------------------------
     def __call__(self, node: str, update: dict[str, Any]) -> None:
-        if node == TOKEN_EVENT:
-            self.token(update)
-        elif node == TASK_EVENT:
-            self.task(update)
-        elif node == STEP_EVENT:
-            self.step(update)
+        live = {TOKEN_EVENT: self.token, TASK_EVENT: self.task, STEP_EVENT: self.step}
+        if node in live:
+            live[node](update)
         elif node == "resume":
             self.resuming(update)
         elif node == "already_sent":

@@ -7,8 +7,6 @@ editing, and the history file is still written, for the next run that has it.
 
 from __future__ import annotations
 
-import contextlib
-import errno
 import fcntl
 import os
 import sys
@@ -17,6 +15,7 @@ from typing import TextIO
 
 from ...nodes.briefing.writer import STATE_DIR
 from ...nodes.redaction import redact
+from ...state.linksafe import write_all
 from ..private_files import UnsafePathError, open_private_file
 from .printer import Printer
 
@@ -102,8 +101,7 @@ class ChatHistory:
     def load(self) -> list[str]:
         """Read the file into readline's history; the entries, oldest first."""
         if self.readline is not None:
-            with contextlib.suppress(AttributeError):  # very old readline modules have none
-                self.readline.set_auto_history(False)  # only chat lines, not review answers
+            self.readline.set_auto_history(False)  # only chat lines, not review answers
             self.readline.set_history_length(self.limit)
         try:
             opened = open_private_file(
@@ -111,11 +109,11 @@ class ChatHistory:
             )
             try:
                 fcntl.flock(opened.fd, fcntl.LOCK_EX)  # another chat on this project may append
-                entries = _entries(_read_all(opened.fd))
+                entries = _entries(os.pread(opened.fd, os.fstat(opened.fd).st_size, 0))
                 if len(entries) > 2 * self.limit:  # keep the file from growing without end
                     entries = entries[-self.limit :]
                     os.ftruncate(opened.fd, 0)
-                    _write_all(opened.fd, _history_bytes(entries))
+                    write_all(opened.fd, _history_bytes(entries))
             finally:
                 os.close(opened.fd)  # closing releases the flock
         except FileNotFoundError:  # no history yet
@@ -145,7 +143,7 @@ class ChatHistory:
             opened = open_private_file(self.path, os.O_WRONLY | os.O_APPEND, what="chat history")
             try:
                 fcntl.flock(opened.fd, fcntl.LOCK_EX)
-                _write_all(opened.fd, _history_bytes([line]))
+                write_all(opened.fd, _history_bytes([line]))
             finally:
                 os.close(opened.fd)
         except OSError as exc:
@@ -168,21 +166,3 @@ def _history_bytes(entries: list[str]) -> bytes:
     """The lines as written: secrets redacted, one line each."""
     text = "".join(" ".join(redact(entry).text.splitlines()) + "\n" for entry in entries)
     return text.encode("utf-8", errors="replace")
-
-
-def _read_all(fd: int) -> bytes:
-    chunks = []
-    offset = 0
-    while chunk := os.pread(fd, 1 << 16, offset):
-        chunks.append(chunk)
-        offset += len(chunk)
-    return b"".join(chunks)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        if written <= 0:
-            raise OSError(errno.EIO, "write returned no progress")
-        view = view[written:]

@@ -18,14 +18,12 @@ waiting; it is asked again first the next time (`ReviewDeferred`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from ...state import RETURN_CONDITIONS
 from .printer import Printer
 from .review_text import FIELDS, consult_lines, package_lines
-
-Ask = Callable[[str], str]
+from .stop import Ask
 
 HANDOVER_ACTIONS = (
     "approve / edit / reject? [a/e/r] ",

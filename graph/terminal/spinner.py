@@ -6,11 +6,11 @@ import os
 import shutil
 import threading
 import time
-from collections.abc import Callable
 from typing import TextIO
 
 FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 CLEAR = "\r\x1b[K"
+INTERVAL = 0.1  # seconds between two frames
 
 
 def is_terminal(out: TextIO) -> bool:
@@ -30,20 +30,10 @@ class Spinner:
     holds too, so the spinner never draws into the middle of other output.
     """
 
-    def __init__(
-        self,
-        out: TextIO,
-        lock: threading.RLock,
-        *,
-        enabled: bool,
-        interval: float = 0.1,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
+    def __init__(self, out: TextIO, lock: threading.RLock, *, enabled: bool) -> None:
         self.out = out
         self.lock = lock
         self.enabled = enabled
-        self.interval = interval
-        self.clock = clock
         self.label = ""
         self.since = 0.0
         self._frame = 0
@@ -60,7 +50,7 @@ class Spinner:
         with self.lock:
             if self.running and label == self.label:
                 return  # the same work goes on: keep counting
-            self.label, self.since = label, self.clock()
+            self.label, self.since = label, time.monotonic()
             if self.running:
                 self._draw()
                 return
@@ -74,7 +64,7 @@ class Spinner:
     def relabel(self, label: str) -> None:
         """A new label, drawn by the spinner's own thread: safe in a signal handler, which
         must not write or wait for the lock."""
-        self.label, self.since = label, self.clock()
+        self.label, self.since = label, time.monotonic()
 
     def stop(self) -> None:
         thread, self._thread = self._thread, None
@@ -89,7 +79,7 @@ class Spinner:
     def text(self) -> str:
         """What the spinner shows now, cut to the terminal's width (a wrapped line could not
         be redrawn in place)."""
-        seconds = f" {int(self.clock() - self.since)}s"
+        seconds = f" {int(time.monotonic() - self.since)}s"
         label = self.label
         room = shutil.get_terminal_size((80, 24)).columns - len(seconds) - 3
         if len(label) > room > 0:
@@ -97,7 +87,7 @@ class Spinner:
         return f"{FRAMES[self._frame % len(FRAMES)]} {label}{seconds}"
 
     def _spin(self, stop: threading.Event) -> None:
-        while not stop.wait(self.interval):
+        while not stop.wait(INTERVAL):
             with self.lock:
                 if stop.is_set():
                     return

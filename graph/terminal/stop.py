@@ -38,16 +38,13 @@ class TurnStopped(Exception):
     """The turn was stopped on request; what its finished steps wrote is saved."""
 
 
-class _QuietStops(logging.Filter):
+def _not_a_stop(record: logging.LogRecord) -> bool:
     """LangChain logs every exception a callback handler raises; a stop is not an error."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        args = record.args if isinstance(record.args, tuple) else ()
-        return not (args and args[0] == StopRequest.__name__)
+    args = record.args if isinstance(record.args, tuple) else ()
+    return not (args and args[0] == StopRequest.__name__)
 
 
 _CALLBACK_LOG = logging.getLogger("langchain_core.callbacks.manager")
-_QUIET = _QuietStops()
 
 
 class StopRequest(BaseCallbackHandler):
@@ -66,8 +63,8 @@ class StopRequest(BaseCallbackHandler):
         self.on_request = on_request
         self._requested = threading.Event()
         self._asking = 0
-        if _QUIET not in _CALLBACK_LOG.filters:
-            _CALLBACK_LOG.addFilter(_QUIET)
+        if _not_a_stop not in _CALLBACK_LOG.filters:
+            _CALLBACK_LOG.addFilter(_not_a_stop)
 
     @property
     def requested(self) -> bool:

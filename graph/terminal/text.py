@@ -51,16 +51,16 @@ def call_text(name: str, args: Any, width: int = 80) -> str:
     if not isinstance(args, dict):
         shown = one_line(str(args or ""), 40)
     else:
-        parts = []
-        for key, value in args.items():
-            rendered = json.dumps(value, ensure_ascii=False)
-            if len(rendered) > 40:
-                rendered = rendered[:38] + "…" + rendered[-1:]
-            parts.append(f"{key}={rendered}")
-        shown = ", ".join(parts)
+        shown = ", ".join(f"{key}={_argument(value)}" for key, value in args.items())
     if len(shown) > width:
         shown = shown[: width - 1] + "…"
     return f"{name}({shown})"
+
+
+def _argument(value: Any) -> str:
+    """A call's argument as JSON, cut in its middle to 40 characters (its closing quote kept)."""
+    rendered = json.dumps(value, ensure_ascii=False)
+    return rendered if len(rendered) <= 40 else rendered[:38] + "…" + rendered[-1:]
 
 
 _READ_HEADER = re.compile(r"\(lines (\d+)-(\d+) of (\d+)\)\s*$")
