@@ -428,9 +428,7 @@ def test_twenty_thousand_remote_messages_are_capped_and_counted_linearly(
     fake_remote, ctx, monkeypatch
 ):
     small, _ = two_turns(fake_remote, ctx, monkeypatch, 2_000)
-    started = time.monotonic()
     large, graph = two_turns(fake_remote, ctx, monkeypatch, 20_000)
-    took = time.monotonic() - started
     # linear at worst: and here no more than for 2,000, since only the kept ones are counted
     assert large <= 2 * small + 1_000, (small, large)
     assert large <= 20 * MAX_REPLY_MESSAGES + 5_000, large
@@ -444,7 +442,6 @@ def test_twenty_thousand_remote_messages_are_capped_and_counted_linearly(
         f"a reply keeps at most {MAX_REPLY_MESSAGES} messages]"
     ), stored[0].text[:200]
     check_tool_history(state_of(graph, "n20000")["messages"])
-    assert took < 8, took
 
 
 def test_what_a_remote_run_returns_is_checked_before_it_joins_our_graph(fake_remote, monkeypatch):
@@ -471,9 +468,7 @@ def test_a_fifty_megabyte_remote_reply_is_stored_cut_with_a_marker(fake_remote, 
     fake_remote(lambda view: [ai("Tool first.", ("lookup", "c1")), tool("c1", huge), ai(huge)])
     graph = remote_graph(handing_over())
     saver = graph.checkpointer
-    started = time.monotonic()
     say(graph, "Please read the log.", ctx)
-    took = time.monotonic() - started
     # no step wrote the 50 MB: not the remote step (its write is checkpointed too), not the
     # agent's node
     assert saved_bytes(saver) < 2_000_000, saved_bytes(saver)
@@ -489,7 +484,6 @@ def test_a_fifty_megabyte_remote_reply_is_stored_cut_with_a_marker(fake_remote, 
     kept = reply.text.rsplit("\n… [cut: ", 1)[0]
     assert huge.startswith(kept) and len(kept) > 40_000
     check_tool_history(state_of(graph)["messages"])
-    assert took < 8, took
 
 
 def test_the_cap_is_the_run_contexts_max_message_tokens(fake_remote, ctx):
