@@ -8,10 +8,10 @@ install:
 	python3 -m venv $(VENV) && $(VENV)/bin/pip install -q -e ".[test]"
 
 test: install  ## the README's test command (PostgreSQL tests run when HANDOVER_POSTGRES_URL is set)
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n auto --maxprocesses 4 --dist loadfile
 
 test-fast:  ## the quick loop: every test but the slow (process, kill, concurrency) and browser ones
-	$(PY) -m pytest -q -m "not slow and not browser"
+	$(PY) -m pytest -q -n auto --maxprocesses 4 --dist loadfile -m "not slow and not browser"
 
 test-ci:  ## what CI runs: a throwaway PostgreSQL cluster, the linters, then the tests
 	bash .ci/run
